@@ -1,0 +1,49 @@
+/**
+ * Alert: a conclusion a rule reached, with the evidence that led to it.
+ *
+ * Glossary
+ * - rule id: the rule's file name, e.g. `repack-holds-vacuum`.
+ * - dedup key: rule id + the identifying labels (target, database, table...); one open alert per
+ *   key. Notifiers use it as PagerDuty's dedup_key, so re-triggers update and resolves close.
+ * - transition: firing -> resolved (or a re-fire); notifiers send transitions, not alerts.
+ */
+export type Severity = 'critical' | 'error' | 'warning' | 'info';
+export type AlertState = 'firing' | 'resolved';
+
+export interface Evidence {
+  /** Ids of stored events that support the conclusion. */
+  eventIds: number[];
+  /** Series names + labels that support it, with the values that crossed the line. */
+  series: Array<{ name: string; labels: Record<string, string>; value: number | null; tsMs: number }>;
+  /** Free-form facts shown to a human: { "slot": "pg_repack_1234", "held_seconds": 84 }. */
+  facts: Record<string, string | number | boolean | null>;
+}
+
+export interface Alert {
+  id: number;
+  ruleId: string;
+  dedupKey: string;
+  severity: Severity;
+  state: AlertState;
+  target: string;
+  labels: Record<string, string>;
+  /** One line naming the cause, e.g. "REPACK on db1.orders held vacuum in 3 databases". */
+  summary: string;
+  evidence: Evidence;
+  startedMs: number;
+  updatedMs: number;
+  resolvedMs: number | null;
+}
+
+export interface AlertTransition {
+  alertId: number;
+  dedupKey: string;
+  ruleId: string;
+  severity: Severity;
+  target: string;
+  labels: Record<string, string>;
+  summary: string;
+  evidence: Evidence;
+  to: AlertState;
+  tsMs: number;
+}
