@@ -1,0 +1,92 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from './config-error.js';
+import { loadConfig } from './load-config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pgvigil-config-'));
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.map((p) => `${p.path}: ${p.message}${p.value === undefined ? '' : ` = ${JSON.stringify(p.value)}`}`);
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('defaults watch the local server through libpq defaults and store in ./pgvigil.db', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.listen).toEqual({ host: '127.0.0.1', port: 9899 });
+    expect(config.dbPath).toBe('./pgvigil.db');
+    expect(config.targets).toEqual([{ name: 'default', cluster: null, dsn: null, password: null, log: null }]);
+  });
+
+  it('loads the example config shipped in config/', () => {
+    const config = loadConfig({ file: 'config/pgvigil.example.yaml', env: {} });
+    expect(config.targets).toHaveLength(1);
+    expect(config.retention.maxAgeMs).toBe(14 * 86_400_000);
+  });
+
+  it('takes flag over environment over file', () => {
+    const path = file('precedence.yaml', 'listen: 127.0.0.1:1000\ndb: /tmp/file.db\nlog_level: debug\n');
+    const config = loadConfig({ file: path, env: { PGVIGIL_LISTEN: '127.0.0.1:2000', PGVIGIL_DB: '/tmp/env.db' }, flags: { listen: '127.0.0.1:3000' } });
+    expect(config.listen.port).toBe(3000);
+    expect(config.dbPath).toBe('/tmp/env.db');
+    expect(config.logLevel).toBe('debug');
+  });
+
+  it('reports every bad field at once with its path, value and what is allowed', () => {
+    const path = file('bad.yaml', [
+      'listen: nowhere',
+      'log_levl: info',
+      'collectors:',
+      '  max_tables_per_database: -3',
+      'targets:',
+      '  - name: primary',
+      '    log: { path: /var/log/pg, format: syslog }',
+      '  - name: "bad name"',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([
+      'listen: expected HOST:PORT, e.g. 127.0.0.1:9899 or [::1]:9899 = "nowhere"',
+      'targets.0.log.format: must be one of "auto", "stderr", "csvlog", "jsonlog" = "syslog"',
+      'targets.1.name: letters, digits, _ . - only (it becomes a label) = "bad name"',
+      'collectors.max_tables_per_database: Too small: expected number to be >0 = -3',
+      '(top level): unknown key "log_levl" (check the spelling against config/pgvigil.example.yaml)',
+    ].sort((a, b) => expectedOrder(a) - expectedOrder(b)));
+  });
+
+  it('reads secrets from files and refuses an unreadable one', () => {
+    const key = file('routing-key', 'R0UT1NGKEY\n');
+    const ok = loadConfig({ file: file('pd.yaml', `notify:\n  pagerduty:\n    routing_key_file: ${key}\n`), env: {} });
+    expect(ok.notify.pagerduty?.routingKey).toBe('R0UT1NGKEY');
+    expect(problemsOf(() => loadConfig({ file: file('pd-missing.yaml', 'notify:\n  pagerduty:\n    routing_key_file: /nonexistent/key\n'), env: {} })))
+      .toEqual(expect.arrayContaining([expect.stringMatching(/^notify\.pagerduty\.routing_key_file: cannot read the secret file: ENOENT/)]));
+  });
+
+  it('names YAML syntax errors and a missing file', () => {
+    expect(problemsOf(() => loadConfig({ file: file('syntax.yaml', 'listen: [\n'), env: {} }))[0]).toMatch(/^\(file\): YAML:/);
+    expect(problemsOf(() => loadConfig({ file: join(dir, 'absent.yaml'), env: {} }))[0]).toMatch(/cannot read the config file/);
+  });
+
+  it('refuses the dsn shorthand together with a targets list, and duplicate target names', () => {
+    const path = file('both.yaml', 'dsn: postgres://x\ntargets:\n  - name: a\n  - name: a\n');
+    expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([
+      'targets: use either the top-level dsn/log shorthand or a targets list, not both',
+      'targets.1.name: target names must be unique = "a"',
+    ]);
+  });
+});
+
+// zod reports issues in schema order; the test only cares that each problem is listed once.
+function expectedOrder(line: string): number {
+  return ['listen', 'targets.0', 'targets.1', 'collectors', '(top level)'].findIndex((p) => line.startsWith(p));
+}

@@ -1,0 +1,185 @@
+/**
+ * Loads the configuration: YAML file, then PGVIGIL_* environment variables, then command-line
+ * flags (flag > environment > file > default), validates it against the schema and resolves
+ * secrets from files. Owns the snake_case -> camelCase translation. Never connects anywhere.
+ */
+import { readFileSync } from 'node:fs';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
+import { ConfigError, type ConfigProblem } from './config-error.js';
+
+/** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
+export const OVERRIDABLE_KEYS = ['dsn', 'log', 'db', 'listen', 'log_level', 'http_token_file'] as const;
+type OverridableKey = (typeof OVERRIDABLE_KEYS)[number];
+export type ConfigOverrides = Partial<Record<OverridableKey, string>>;
+
+export interface Target {
+  name: string;
+  cluster: string | null;
+  /** libpq URL or null for PG* environment variables / libpq defaults. */
+  dsn: string | null;
+  password: string | null;
+  log: LogSourceConfig | null;
+}
+
+export interface Config {
+  source: string;
+  listen: { host: string; port: number };
+  dbPath: string;
+  logLevel: RawConfig['log_level'];
+  httpToken: string | null;
+  targets: Target[];
+  collectors: { maxTablesPerDatabase: number; intervalMs: Record<string, number>; disabled: string[] };
+  retention: { maxAgeMs: number; maxSizeBytes: number };
+  notify: {
+    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string } | null;
+    alertmanager: { url: string } | null;
+    webhooks: Array<{ url: string; hmacSecret: string | null }>;
+  };
+}
+
+export interface LoadConfigInput {
+  file?: string | null;
+  flags?: ConfigOverrides;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function loadConfig({ file = null, flags = {}, env = process.env }: LoadConfigInput): Config {
+  const configFile = file ?? env.PGVIGIL_CONFIG ?? null;
+  const source = configFile ?? '(defaults, environment and flags)';
+  const fromFile = configFile ? readYaml(configFile) : {};
+  const merged: Record<string, unknown> = { ...fromFile, ...fromEnv(env), ...withoutUndefined(flags) };
+
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map((issue) => toProblem(issue, merged)));
+  const problems: ConfigProblem[] = [];
+  const config = resolve(parsed.data, source, env, problems);
+  if (problems.length > 0) throw new ConfigError(source, problems);
+  return config;
+}
+
+function readYaml(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(file, [{ path: '(file)', message: `cannot read the config file: ${(err as Error).message}` }]);
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(file, doc.errors.map((e) => ({ path: '(file)', message: `YAML: ${e.message.split('\n')[0]}` })));
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError(file, [{ path: '(file)', message: 'the top level must be a mapping of keys', value }]);
+  }
+  return value as Record<string, unknown>;
+}
+
+function fromEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const key of OVERRIDABLE_KEYS) {
+    const value = env[`PGVIGIL_${key.toUpperCase()}`];
+    if (value !== undefined && value !== '') values[key] = value;
+  }
+  return values;
+}
+
+function withoutUndefined(flags: ConfigOverrides): Record<string, string> {
+  return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) as Record<string, string>;
+}
+
+function toProblem(issue: z.core.$ZodIssue, input: unknown): ConfigProblem {
+  const path = issue.path.length > 0 ? issue.path.join('.') : '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    return { path, message: `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (check the spelling against config/pgvigil.example.yaml)` };
+  }
+  let message = issue.message;
+  if (issue.code === 'invalid_value') message = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+  return { path, message, value: valueAt(input, issue.path) };
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let current = input;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problems: ConfigProblem[]): Config {
+  const secret = (path: string, inline: string | null, file: string | null, envValue?: string): string | null => {
+    if (inline && file) problems.push({ path, message: 'give the secret inline or as a file, not both' });
+    if (file) {
+      try {
+        return readFileSync(file, 'utf8').trim();
+      } catch (err) {
+        problems.push({ path: `${path}_file`, message: `cannot read the secret file: ${(err as Error).message}`, value: file });
+        return null;
+      }
+    }
+    return inline ?? envValue ?? null;
+  };
+
+  if (raw.targets && (raw.dsn || raw.log)) {
+    problems.push({ path: 'targets', message: 'use either the top-level dsn/log shorthand or a targets list, not both' });
+  }
+  const targets: Target[] = (raw.targets ?? [{ name: 'default', dsn: raw.dsn, password_file: null, cluster: null, log: raw.log === null ? null : logSourceSchema.parse({ path: raw.log }) }])
+    .map((t, i) => ({
+      name: t.name,
+      cluster: t.cluster,
+      dsn: t.dsn,
+      password: secret(`targets.${i}.password`, null, t.password_file),
+      log: t.log,
+    }));
+  const names = new Set<string>();
+  targets.forEach((t, i) => {
+    if (names.has(t.name)) problems.push({ path: `targets.${i}.name`, message: 'target names must be unique', value: t.name });
+    names.add(t.name);
+  });
+
+  const [host, port] = splitHostPort(raw.listen);
+  if (port < 1 || port > 65535) problems.push({ path: 'listen', message: 'port must be 1-65535', value: raw.listen });
+
+  const pd = raw.notify.pagerduty;
+  const routingKey = pd ? secret('notify.pagerduty.routing_key', pd.routing_key, pd.routing_key_file, env.PGVIGIL_PAGERDUTY_ROUTING_KEY) : null;
+  if (pd && !routingKey) {
+    problems.push({ path: 'notify.pagerduty', message: 'needs routing_key, routing_key_file or PGVIGIL_PAGERDUTY_ROUTING_KEY' });
+  }
+
+  return {
+    source,
+    listen: { host, port },
+    dbPath: raw.db,
+    logLevel: raw.log_level,
+    httpToken: secret('http_token', null, raw.http_token_file),
+    targets,
+    collectors: {
+      maxTablesPerDatabase: raw.collectors.max_tables_per_database,
+      intervalMs: raw.collectors.interval_ms,
+      disabled: raw.collectors.disabled,
+    },
+    retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576 },
+    notify: {
+      pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url } : null,
+      alertmanager: raw.notify.alertmanager,
+      webhooks: raw.notify.webhooks.map((w, i) => ({
+        url: w.url,
+        hmacSecret: secret(`notify.webhooks.${i}.hmac_secret`, w.hmac_secret, w.hmac_secret_file),
+      })),
+    },
+  };
+}
+
+function splitHostPort(listen: string): [string, number] {
+  const at = listen.lastIndexOf(':');
+  const host = listen.slice(0, at).replace(/^\[|\]$/g, '');
+  return [host, Number(listen.slice(at + 1))];
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}

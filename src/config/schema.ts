@@ -1,0 +1,107 @@
+/**
+ * The configuration schema: every key an operator can write, with its default and meaning.
+ * Keys are snake_case (what the operator types); src/config/load-config.ts maps them to the
+ * camelCase Config the code uses. Unknown keys are errors: a typo must never be ignored.
+ * docs: config/pgvigil.example.yaml documents each key; a test checks it loads.
+ */
+import { z } from 'zod';
+
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'expected HOST:PORT, e.g. 127.0.0.1:9899 or [::1]:9899');
+
+const durationMs = z.number().int().positive();
+
+export const logSourceSchema = z
+  .object({
+    /** A log file, or the server's log_directory. */
+    path: z.string().min(1),
+    /** log_filename pattern when path is a directory (PostgreSQL strftime escapes). */
+    filename_pattern: z.string().min(1).default('postgresql-*'),
+    format: z.enum(['auto', 'stderr', 'csvlog', 'jsonlog']).default('auto'),
+    /** log_line_prefix; null reads it from pg_settings when connected, else auto-detects. */
+    prefix: z.string().nullable().default(null),
+    /** log_timezone; null reads it from pg_settings, else UTC. */
+    timezone: z.string().nullable().default(null),
+    /** Where to start the first time a file is seen (later runs resume where they stopped). */
+    start_at: z.enum(['end', 'beginning']).default('end'),
+  })
+  .strict();
+
+const target = z
+  .object({
+    name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only (it becomes a label)'),
+    /** libpq URL; missing parts come from PG* environment variables and libpq defaults. */
+    dsn: z.string().nullable().default(null),
+    password_file: z.string().nullable().default(null),
+    /** Cluster name, for grouping a primary with its standbys (PagerDuty group, labels). */
+    cluster: z.string().nullable().default(null),
+    // A bare string is shorthand for { path }.
+    log: z.preprocess((v) => (typeof v === 'string' ? { path: v } : v), logSourceSchema.nullable()).default(null),
+  })
+  .strict();
+
+const collectors = z
+  .object({
+    max_tables_per_database: z.number().int().positive().default(200),
+    /** Per-collector poll interval overrides in milliseconds, keyed by collector name. */
+    interval_ms: z.record(z.string(), durationMs).default({}),
+    /** Collector names to turn off. */
+    disabled: z.array(z.string()).default([]),
+  })
+  .strict();
+
+const retention = z
+  .object({
+    max_age_days: z.number().positive().default(14),
+    max_size_mb: z.number().positive().default(2048),
+  })
+  .strict();
+
+const pagerduty = z
+  .object({
+    routing_key: z.string().nullable().default(null),
+    routing_key_file: z.string().nullable().default(null),
+    events_url: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
+    change_url: z.string().url().default('https://events.pagerduty.com/v2/change/enqueue'),
+  })
+  .strict();
+
+const alertmanager = z.object({ url: z.string().url() }).strict();
+
+const webhook = z
+  .object({
+    url: z.string().url(),
+    hmac_secret: z.string().nullable().default(null),
+    hmac_secret_file: z.string().nullable().default(null),
+  })
+  .strict();
+
+const notify = z
+  .object({
+    pagerduty: pagerduty.nullable().default(null),
+    alertmanager: alertmanager.nullable().default(null),
+    webhooks: z.array(webhook).default([]),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    listen: hostPort.default('127.0.0.1:9899'),
+    db: z.string().min(1).default('./pgvigil.db'),
+    log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
+    /** Bearer token file for the HTTP API; required when listen is not a loopback address. */
+    http_token_file: z.string().nullable().default(null),
+    /** Single-server shorthand: dsn and log describe one target named "default". */
+    dsn: z.string().nullable().default(null),
+    log: z.string().nullable().default(null),
+    targets: z.array(target).min(1).nullable().default(null),
+    collectors: collectors.default(collectors.parse({})),
+    retention: retention.default(retention.parse({})),
+    notify: notify.default(notify.parse({})),
+  })
+  .strict();
+
+export type RawConfig = z.infer<typeof configSchema>;
+export type TargetConfig = z.infer<typeof target>;
+export type LogSourceConfig = z.infer<typeof logSourceSchema>;
