@@ -1,0 +1,116 @@
+/**
+ * `pgvigil check`: validates the config and every connection pgvigil will need, one line per
+ * aspect with what is wrong and how to fix it. Exit 0 when nothing failed, 1 otherwise.
+ */
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import pg from 'pg';
+import type { Config, Target } from '../config/load-config.js';
+import { isLoopback } from '../config/load-config.js';
+import { clientConfigFor, connectionHint, describeConnection } from '../lib/pg-connection.js';
+import { openStore } from '../store/open-store.js';
+import { type CheckResult } from './check-results.js';
+import { judgeLogSettings } from './server-settings-check.js';
+
+const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_destination', 'log_line_prefix',
+  'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_lock_waits', 'log_recovery_conflict_waits')`;
+
+export async function runChecks(config: Config): Promise<CheckResult[]> {
+  const results: CheckResult[] = [{ aspect: 'config', state: 'ok', message: `${config.source} is valid` }];
+  results.push(checkStore(config.dbPath));
+  results.push(await checkListen(config));
+  for (const target of config.targets) {
+    results.push(...(await checkTarget(target)));
+    results.push(checkLogPath(target));
+  }
+  return results;
+}
+
+function checkStore(dbPath: string): CheckResult {
+  const file = resolve(dbPath);
+  if (!existsSync(file)) {
+    const dir = dirname(file);
+    try {
+      accessSync(existsSync(dir) ? dir : dirname(dir), constants.W_OK);
+      return { aspect: 'store', state: 'ok', message: `${file} will be created` };
+    } catch {
+      return { aspect: 'store', state: 'fail', message: `cannot create ${file}: ${dir} is not writable`, hint: 'choose another file with --db or PGVIGIL_DB' };
+    }
+  }
+  try {
+    const db = openStore(file);
+    db.prepare('BEGIN IMMEDIATE').run();
+    db.prepare('ROLLBACK').run();
+    db.close();
+    return { aspect: 'store', state: 'ok', message: `${file} opens and is writable` };
+  } catch (err) {
+    return { aspect: 'store', state: 'fail', message: (err as Error).message };
+  }
+}
+
+async function checkListen(config: Config): Promise<CheckResult> {
+  const { host, port } = config.listen;
+  const address = `${host}:${port}`;
+  const bindError = await new Promise<Error | null>((done) => {
+    const server = createServer();
+    server.once('error', done);
+    server.listen(port, host, () => server.close(() => done(null)));
+  });
+  if (bindError) {
+    return { aspect: 'listen', state: 'fail', message: `cannot listen on ${address}: ${bindError.message}`, hint: 'is another pgvigil running? choose another address with --listen' };
+  }
+  if (!isLoopback(host) && !config.httpToken) {
+    return { aspect: 'listen', state: 'warn', message: `${address} is reachable from other hosts and the API has no token`, hint: 'set http_token_file' };
+  }
+  return { aspect: 'listen', state: 'ok', message: `${address} is free` };
+}
+
+async function checkTarget(target: Target): Promise<CheckResult[]> {
+  const clientConfig = clientConfigFor(target);
+  const where = describeConnection(clientConfig);
+  const client = new pg.Client(clientConfig);
+  try {
+    await client.connect();
+  } catch (err) {
+    return [{ aspect: `${target.name}: connection`, state: 'fail', message: `cannot connect to ${where}: ${(err as Error).message}`, hint: connectionHint(err) }];
+  }
+  try {
+    const { rows: [info] } = await client.query<{ version: string; version_num: string; recovery: boolean; monitor: boolean }>(
+      `SELECT current_setting('server_version') AS version, current_setting('server_version_num') AS version_num,
+              pg_is_in_recovery() AS recovery,
+              pg_has_role(current_user, 'pg_monitor', 'USAGE') AS monitor`);
+    const versionNum = Number(info!.version_num);
+    const results: CheckResult[] = [
+      { aspect: `${target.name}: connection`, state: 'ok', message: `${where}: PostgreSQL ${info!.version}, ${info!.recovery ? 'standby' : 'primary'}` },
+      info!.monitor
+        ? { aspect: `${target.name}: privileges`, state: 'ok', message: 'member of pg_monitor' }
+        : { aspect: `${target.name}: privileges`, state: 'fail', message: 'the role is not a member of pg_monitor: statistics of other sessions are hidden', hint: 'GRANT pg_monitor TO <pgvigil role> (docs/monitoring-role.md)' },
+    ];
+    if (versionNum < 130000) {
+      results.push({ aspect: `${target.name}: version`, state: 'fail', message: `PostgreSQL ${info!.version} is older than 13, which pgvigil supports`, hint: 'upgrade the server' });
+    }
+    const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);
+    results.push(...judgeLogSettings(target.name, versionNum, Object.fromEntries(rows.map((r) => [r.name, r.setting]))));
+    return results;
+  } catch (err) {
+    return [{ aspect: `${target.name}: connection`, state: 'fail', message: `connected to ${where} but a query failed: ${(err as Error).message}`, hint: connectionHint(err) }];
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function checkLogPath(target: Target): CheckResult {
+  const aspect = `${target.name}: log`;
+  if (!target.log) {
+    return { aspect, state: 'warn', message: 'no server log configured: only statistics are polled', hint: 'set log (a file or the log_directory) so vacuum, lock and conflict reports are read' };
+  }
+  const path = target.log.path;
+  try {
+    const stat = statSync(path);
+    accessSync(path, constants.R_OK | (stat.isDirectory() ? constants.X_OK : 0));
+    return { aspect, state: 'ok', message: `${path} is a readable ${stat.isDirectory() ? 'directory' : 'file'}` };
+  } catch (err) {
+    return { aspect, state: 'fail', message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, hint: 'give pgvigil read access to the log (e.g. add it to the postgres group, log_file_mode = 0640)' };
+  }
+}

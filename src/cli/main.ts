@@ -1,0 +1,81 @@
+/**
+ * CLI entry: parses arguments with commander and dispatches to a subcommand. Returns the exit
+ * code (src/cli/exit-codes.ts) instead of calling process.exit, so tests can call it.
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError } from '../config/config-error.js';
+import { loadConfig, type ConfigOverrides } from '../config/load-config.js';
+import { createLogger } from '../lib/logger.js';
+import { runChecks } from './check.js';
+import { checkExitCode, formatCheckResults } from './check-results.js';
+import { EXIT } from './exit-codes.js';
+import { runDaemon } from './run.js';
+
+interface ConfigFlags {
+  config?: string;
+  dsn?: string;
+  log?: string;
+  db?: string;
+  listen?: string;
+  logLevel?: string;
+}
+
+function addConfigFlags(command: Command): Command {
+  return command
+    .option('-c, --config <file>', 'YAML config file (env PGVIGIL_CONFIG)')
+    .option('--dsn <url>', 'libpq URL of the server (env PGVIGIL_DSN; default: PG* variables)')
+    .option('--log <path>', 'server log file or log_directory (env PGVIGIL_LOG)')
+    .option('--db <file>', 'SQLite store (env PGVIGIL_DB; default ./pgvigil.db)')
+    .option('--listen <host:port>', 'HTTP address (env PGVIGIL_LISTEN; default 127.0.0.1:9899)')
+    .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']));
+}
+
+function configFrom(flags: ConfigFlags) {
+  const overrides: ConfigOverrides = { dsn: flags.dsn, log: flags.log, db: flags.db, listen: flags.listen, log_level: flags.logLevel };
+  return loadConfig({ file: flags.config ?? null, flags: overrides });
+}
+
+export function buildCli(setExitCode: (code: number) => void): Command {
+  const program = new Command('pgvigil')
+    .description('PostgreSQL log and metrics analyzer: names the cause when vacuum, replication or locks go wrong')
+    .version(process.env.npm_package_version ?? '0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+
+  addConfigFlags(program.command('run').description('run the daemon: tail the log, poll statistics, fire rules, serve /metrics')).action(
+    async (flags: ConfigFlags) => {
+      const config = configFrom(flags);
+      setExitCode(await runDaemon(config, createLogger(config.logLevel)));
+    },
+  );
+
+  addConfigFlags(program.command('check').description('validate the config and every connection, one line per aspect with a hint')).action(
+    async (flags: ConfigFlags) => {
+      const results = await runChecks(configFrom(flags));
+      process.stdout.write(`${formatCheckResults(results)}\n`);
+      setExitCode(checkExitCode(results));
+    },
+  );
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let exitCode: number = EXIT.OK;
+  const program = buildCli((code) => { exitCode = code; });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with exit code 0; usage errors with 1, which we make 2.
+      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    if (err instanceof ConfigError) {
+      process.stderr.write(`pgvigil: ${err.message}\n`);
+      return EXIT.USAGE;
+    }
+    process.stderr.write(`pgvigil: internal error: ${(err as Error).stack ?? String(err)}\n`);
+    return EXIT.INTERNAL;
+  }
+}
