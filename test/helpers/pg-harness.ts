@@ -1,0 +1,72 @@
+/**
+ * Real PostgreSQL servers for tests: primaries and streaming standbys of PG 15, 18 and 19 in
+ * temporary directories, run as an unprivileged user, on free loopback ports.
+ *
+ * Usage (one cluster per test file, not per test: the machine has two cores):
+ *   const primary = await startPrimary({ version: 18, settings: { log_destination: 'csvlog' } });
+ *   const standby = await startStandby(primary);
+ *   afterAll(() => destroyAllServers());
+ *
+ * PG 18 is always there (devDependency); 15 and 19 only when installed: gate tests on them with
+ * describeWithTool('pg15' | 'pg19', ...) from tools.ts. Servers a test leaves behind get an
+ * immediate shutdown when the test process exits.
+ */
+import { pgAvailability, pgInstall, type PgVersion } from './pg-binaries.js';
+import { Cluster, defaultSettings, type PgServer } from './pg-server.js';
+import { buildStandby } from './pg-standby.js';
+
+export type { PgVersion } from './pg-binaries.js';
+export type { PgServer } from './pg-server.js';
+
+export interface ServerOptions {
+  version: PgVersion;
+  /** postgresql.conf lines chosen by the test; written after (so overriding) the harness defaults. */
+  settings?: Record<string, string | number | boolean>;
+  /** For temporary directory names, the standby's application_name and its slot. */
+  name?: string;
+}
+
+const ALL_VERSIONS: PgVersion[] = [15, 18, 19];
+const startedServers = new Set<PgServer>();
+
+/** Versions that can run here: 18 always; 15 and 19 when installed. */
+export function availableVersions(): PgVersion[] {
+  return ALL_VERSIONS.filter((version) => pgAvailability(version).ok);
+}
+
+export async function startPrimary(options: ServerOptions): Promise<PgServer> {
+  const cluster = await Cluster.create(pgInstall(options.version), options.name ?? 'primary');
+  try {
+    await cluster.initdb();
+    cluster.appendSettings('pgvigil test harness defaults', defaultSettings(cluster.port, cluster.serverPath(cluster.logDir)));
+    cluster.appendSettings('settings chosen by the test', options.settings ?? {});
+    await cluster.start();
+  } catch (error) {
+    await cluster.destroy();
+    throw error;
+  }
+  return track(cluster);
+}
+
+/**
+ * A hot standby streaming from primary, built from an online backup of it. It inherits the
+ * primary's postgresql.conf (as a copied standby does); options.settings are written after.
+ * Resolves once pg_stat_wal_receiver says 'streaming'.
+ */
+export async function startStandby(primary: PgServer, options: Omit<ServerOptions, 'version'> = {}): Promise<PgServer> {
+  if (!(primary instanceof Cluster)) throw new Error('startStandby needs a primary made by startPrimary');
+  const name = (options.name ?? 'standby').toLowerCase().replace(/[^a-z0-9_-]+/g, '_');
+  return track(await buildStandby(primary, name, options.settings ?? {}));
+}
+
+/** Destroys every server this process started, standbys first; for afterAll. */
+export async function destroyAllServers(): Promise<void> {
+  const servers = [...startedServers].reverse();
+  startedServers.clear();
+  for (const server of servers) await server.destroy();
+}
+
+function track(server: PgServer): PgServer {
+  startedServers.add(server);
+  return server;
+}
