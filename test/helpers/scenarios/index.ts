@@ -1,0 +1,45 @@
+/**
+ * Every scenario, in the order a recording runs them on one server. Order matters only where a
+ * scenario leaves the server changed for good: the crash restarts it, so it runs late.
+ */
+import { autovacuumFourIndexes, autovacuumHeldBackBySnapshot } from './autovacuum.js';
+import { backendKilledCrashRestart } from './crash.js';
+import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
+import { checkpointRequested, logStatementAll, logStatementDdl, tempFilesSort } from './maintenance.js';
+import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumStarved } from './parallel-autovacuum.js';
+import { standbyRecoveryConflicts } from './recovery-conflicts.js';
+import { repackConcurrentlyHoldsBackVacuum, repackLockTimeoutAtSwap } from './repack.js';
+import type { Scenario } from './scenario.js';
+import { logicalSlotInvalidated } from './slot-invalidation.js';
+import { idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
+
+export const SCENARIOS: readonly Scenario[] = [
+  autovacuumFourIndexes,
+  autovacuumHeldBackBySnapshot,
+  lockWaitsAndLockTimeout,
+  deadlock,
+  statementTimeout,
+  idleInTransactionTimeout,
+  transactionTimeout,
+  checkpointRequested,
+  tempFilesSort,
+  logStatementDdl,
+  logStatementAll,
+  logicalSlotInvalidated,
+  parallelAutovacuumInsertOnly,
+  parallelAutovacuum,
+  parallelAutovacuumStarved,
+  repackConcurrentlyHoldsBackVacuum,
+  repackLockTimeoutAtSwap,
+  standbyRecoveryConflicts,
+  backendKilledCrashRestart,
+];
+
+export function scenarioByName(name: string): Scenario {
+  const scenario = SCENARIOS.find((candidate) => candidate.name === name);
+  if (!scenario) throw new Error(`no scenario named ${name}; known: ${SCENARIOS.map((known) => known.name).join(', ')}`);
+  return scenario;
+}
+
+export type { Scenario, ScenarioContext } from './scenario.js';
+export { runScenarioInOwnLog, scenarioServerSettings, FORMAT_SUFFIX, type LogFormat, type ScenarioLog } from './scenario-log.js';
