@@ -1,0 +1,199 @@
+/**
+ * The poll scheduler against a real PostgreSQL 18 (one primary and one standby for the file):
+ * error isolation and counting, statement_timeout, overlapping runs, the latest map, reconnect
+ * with backoff on the ManualClock, promotion of a standby recognised with its new role.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import type { Sample } from '../domain/index.js';
+import { systemClock } from '../domain/index.js';
+import type { Collector, MapContext, Row } from '../collectors/collector.js';
+import { queryCollector } from '../collectors/query-collector.js';
+import { createCollectors } from '../collectors/index.js';
+import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../../test/helpers/pg-harness.js';
+import { waitUntil } from '../../test/helpers/pg-server.js';
+import { ManualClock } from '../../test/helpers/manual-clock.js';
+import { errorCode, isConnectionError, PollScheduler, type PollSchedulerOptions } from './poll-scheduler.js';
+
+const WAIT_MS = 15_000;
+
+function testCollector(name: string, sql: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Collector {
+  return queryCollector({
+    name,
+    scope: 'server',
+    intervalMs: options.intervalMs ?? 100,
+    timeoutMs: options.timeoutMs ?? 2_000,
+    metrics: [{ name: `test_${name}`, type: 'gauge', help: 'test' }],
+    sql: () => sql,
+    map: (rows: readonly Row[], ctx: MapContext): Sample[] =>
+      rows.map((r) => ({ target: ctx.target, name: `test_${name}`, labels: { k: String(r.k) }, tsMs: ctx.nowMs, value: 1 })),
+  });
+}
+
+function scheduler(server: PgServer | string, collectors: Collector[], extra: Partial<PollSchedulerOptions> = {}): {
+  poller: PollScheduler; enqueued: Sample[]; messages: string[];
+} {
+  const enqueued: Sample[] = [];
+  const messages: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void messages.push(String(JSON.parse(line).msg)) });
+  const poller = new PollScheduler({
+    target: 't',
+    connection: typeof server === 'string' ? server : server.dsn(),
+    collectors,
+    writer: { enqueue: (batch) => void enqueued.push(...batch.samples) },
+    clock: systemClock,
+    logger,
+    probeIntervalMs: 200,
+    reconnectInitialMs: 100,
+    reconnectMaxMs: 400,
+    ...extra,
+  });
+  return { poller, enqueued, messages };
+}
+
+describe('PollScheduler against PostgreSQL 18', () => {
+  let primary: PgServer;
+
+  beforeAll(async () => {
+    primary = await startPrimary({ version: 18, name: 'poll-scheduler' });
+    await primary.query('CREATE TABLE probe_rows (k text)');
+    await primary.query("INSERT INTO probe_rows VALUES ('a'), ('b')");
+  });
+  afterAll(() => destroyAllServers());
+
+  it('counts a failing collector\'s errors by code while the others keep sampling', async () => {
+    const { poller, enqueued } = scheduler(primary, [
+      testCollector('rows', 'SELECT k FROM probe_rows'),
+      testCollector('broken', 'SELECT k FROM no_such_table'),
+      testCollector('slow', 'SELECT pg_sleep(2) AS k', { timeoutMs: 150 }),
+    ]);
+    await poller.start();
+    try {
+      await waitUntil(() => (poller.stats.get('slow')?.errorsByCode['57014'] ?? 0) >= 2 && (poller.stats.get('rows')?.runs ?? 0) >= 5,
+        WAIT_MS, 'several runs of each');
+      expect(poller.stats.get('broken')).toMatchObject({ errorsByCode: { '42P01': expect.any(Number) }, lastSamples: 0 });
+      expect(poller.stats.get('broken')?.lastError).toMatch(/^postgres: relation "no_such_table" does not exist$/);
+      expect(poller.stats.get('slow')?.lastError).toMatch(/canceling statement due to statement timeout/);
+      expect(poller.stats.get('rows')).toMatchObject({ errorsByCode: {}, lastSamples: 2 });
+      expect(poller.stats.get('rows')?.lastDurationMs).toBeGreaterThan(0);
+      expect(enqueued.filter((s) => s.name === 'test_rows').length).toBeGreaterThanOrEqual(10);
+      expect(poller.status).toMatchObject({ connected: true, lastError: null, server: { versionNum: expect.any(Number), inRecovery: false } });
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it('skips a run while the previous one of the same collector is still going', async () => {
+    const { poller } = scheduler(primary, [testCollector('sleepy', 'SELECT pg_sleep(0.4) AS k', { intervalMs: 50 })]);
+    await poller.start();
+    try {
+      await waitUntil(() => (poller.stats.get('sleepy')?.skippedOverlaps ?? 0) >= 3, WAIT_MS, 'overlaps skipped');
+      expect(poller.stats.get('sleepy')?.errorsByCode).toEqual({});
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it('keeps the latest sample of each series, and drops a series once its row is gone', async () => {
+    const { poller } = scheduler(primary, [testCollector('rows', 'SELECT k FROM probe_rows')]);
+    await poller.start();
+    const keys = (): string[] => [...poller.latest.values()].filter((s) => s.name === 'test_rows').map((s) => s.labels.k ?? '').sort();
+    try {
+      await waitUntil(() => keys().length === 2, WAIT_MS, 'two series');
+      expect(poller.latest.get('pg_up\u0000[]')?.value).toBe(1);
+      await primary.query("DELETE FROM probe_rows WHERE k = 'b'");
+      await waitUntil(() => keys().join() === 'a', WAIT_MS, 'series b gone from latest');
+    } finally {
+      await poller.stop();
+      await primary.query("INSERT INTO probe_rows VALUES ('b')");
+    }
+  });
+
+  it('never makes a plain DROP DATABASE fail: idle connections close before its 5 s wait ends', async () => {
+    await primary.query('CREATE DATABASE doomed');
+    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 1_000 }), scope: 'per-database' };
+    const { poller } = scheduler(primary, [perDatabase], { idleTimeoutMs: 300 });
+    await poller.start();
+    try {
+      await waitUntil(() => poller.knownDatabases.includes('doomed') && (poller.stats.get('visits')?.runs ?? 0) >= 2, WAIT_MS, 'visits to doomed');
+      await primary.query('DROP DATABASE doomed');
+      await waitUntil(() => !poller.knownDatabases.includes('doomed'), WAIT_MS, 'doomed forgotten');
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it('retries a server that is down with exponential backoff and jitter through the clock', async () => {
+    const clock = new ManualClock();
+    // A port nobody listens on: the harness' primary, stopped.
+    const down = await startPrimary({ version: 18, name: 'poll-scheduler-down' });
+    const dsn = down.dsn();
+    await down.stop();
+    const attempts: number[] = [];
+    const { poller, enqueued } = scheduler(dsn, [testCollector('rows', 'SELECT 1 AS k')], {
+      clock, reconnectInitialMs: 1_000, reconnectMaxMs: 4_000, random: () => 1,
+    });
+    poller.onStatus((s) => { if (!s.connected) attempts.push(clock.nowMs()); });
+    await poller.start();
+    try {
+      expect(poller.status).toMatchObject({ connected: false, lastError: expect.stringMatching(/^ECONNREFUSED/) });
+      expect(enqueued.filter((s) => s.name === 'pg_up').map((s) => s.value)).toEqual([0]);
+      const t0 = clock.nowMs();
+      // random() = 1: each delay is the full exponential step, 1 s, 2 s, 4 s, then capped at 4 s.
+      for (const [step, expected] of [[999, 1], [1, 2], [1_999, 2], [1, 3], [4_000, 4], [4_000, 5]] as const) {
+        await clock.advance(step);
+        await waitUntil(() => attempts.length >= expected, WAIT_MS, `attempt ${expected}`);
+        expect(attempts.length).toBe(expected);
+      }
+      expect(attempts.map((ms) => ms - t0)).toEqual([0, 1_000, 3_000, 7_000, 11_000]);
+      await down.start();
+      await clock.advance(4_000);
+      await waitUntil(() => poller.status.connected, WAIT_MS, 'connected once the server is up');
+    } finally {
+      await poller.stop();
+      await down.destroy();
+    }
+  });
+
+  it('recognises a promoted standby with its new role and switches its collectors', async () => {
+    const standby = await startStandby(primary, { name: 'poll_scheduler_standby' });
+    const collectors = createCollectors().filter((c) => ['pg_standby', 'pg_stat_replication'].includes(c.name));
+    const { poller, messages } = scheduler(standby, collectors, { intervals: { pg_standby: 100, pg_stat_replication: 100 } });
+    await poller.start();
+    try {
+      await waitUntil(() => (poller.stats.get('pg_standby')?.runs ?? 0) >= 2, WAIT_MS, 'standby collector runs');
+      expect(poller.stats.get('pg_stat_replication')?.runs).toBeGreaterThan(0); // cascading walsenders: runs on both
+      await standby.query('SELECT pg_promote()');
+      await waitUntil(() => poller.status.server?.inRecovery === false, WAIT_MS, 'the promotion noticed');
+      expect(messages.filter((m) => m.startsWith('connected to'))).toEqual([
+        expect.stringMatching(/^connected to t \(PostgreSQL 18\.\d+, standby\)$/),
+        expect.stringMatching(/^connected to t \(PostgreSQL 18\.\d+, primary\)$/),
+      ]);
+      const runs = poller.stats.get('pg_standby')?.runs ?? 0;
+      await waitUntil(() => (poller.stats.get('pg_stat_replication')?.runs ?? 0) >= 3, WAIT_MS, 'primary collectors go on');
+      await poller.whenIdle();
+      expect(poller.stats.get('pg_standby')?.runs).toBeLessThanOrEqual(runs + 1);
+      expect([...poller.latest.values()].some((s) => s.name.startsWith('pg_standby_'))).toBe(false);
+    } finally {
+      await poller.stop();
+      await standby.destroy();
+    }
+  });
+});
+
+describe('errorCode / isConnectionError', () => {
+  it.each([
+    [{ code: '57P01', message: 'terminating connection due to administrator command' }, '57P01', true],
+    [{ code: '57014', message: 'canceling statement due to statement timeout' }, '57014', false],
+    [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 'ECONNREFUSED', true],
+    [new Error('Connection terminated unexpectedly'), 'connection_terminated', true],
+    [new Error('Client has encountered a connection error and is not queryable'), 'connection_terminated', true],
+    [new Error('timeout exceeded when trying to connect'), 'connect_timeout', true],
+    [new Error('Query read timeout'), 'client_timeout', false],
+    [{ code: '08006', message: 'connection failure' }, '08006', true],
+    ['a string', 'unknown', false],
+  ])('%j -> %s', (err, code, connection) => {
+    expect(errorCode(err)).toBe(code);
+    expect(isConnectionError(code)).toBe(connection);
+  });
+});

@@ -1,0 +1,563 @@
+/**
+ * The poll scheduler: runs every collector (src/collectors/) against one target on its own
+ * interval and hands their samples to the store writer in batches.
+ *
+ * It owns the connections: a small pg.Pool per connectable database (discovered from pg_database
+ * and refreshed, so databases created or dropped while running are picked up), statement_timeout
+ * per collector, reconnecting with exponential backoff and jitter (through the Clock) when the
+ * server goes away, and recognising it when it comes back, with its role (a standby may have been
+ * promoted). While the server is away nothing is sampled: the gap stays visible in the series,
+ * and `pg_up` reads 0. One failing collector never stops the others; errors are counted per
+ * collector and code (`stats`). It keeps the latest sample of every series (`latest`) so
+ * /metrics never has to query PostgreSQL.
+ *
+ * It must never run SQL of its own beyond the probe and database discovery below.
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { Clock, Component, Sample } from '../domain/index.js';
+import { labelsKey } from '../domain/index.js';
+import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.js';
+import { DEFAULT_TIMEOUT_MS, POLLER_APPLICATION_NAME, serverRole } from '../collectors/collector.js';
+import type { Logger } from '../lib/logger.js';
+
+export interface SampleSink {
+  enqueue(batch: { samples: Sample[] }): void;
+}
+
+export interface PollSchedulerOptions {
+  target: string;
+  /** A postgres:// URL or a node-postgres ClientConfig; its database is the main database. */
+  connection: string | pg.ClientConfig;
+  collectors: readonly Collector[];
+  writer: SampleSink;
+  clock: Clock;
+  logger: Logger;
+  /** Interval overrides in ms by collector name (config collectors.interval_ms). */
+  intervals?: Readonly<Record<string, number>>;
+  /** How often server role and the database list are re-read (default 10 s). */
+  probeIntervalMs?: number;
+  /**
+   * Idle connections to a database close after this (default 3 s). Kept below DROP DATABASE's
+   * 5 s wait for other sessions, so an idle poller connection never makes a DROP fail.
+   */
+  idleTimeoutMs?: number;
+  reconnectInitialMs?: number;
+  reconnectMaxMs?: number;
+  /** For the jitter; tests pass a fixed one. */
+  random?: () => number;
+}
+
+export interface PollStatus {
+  connected: boolean;
+  lastError: string | null;
+  server: ServerInfo | null;
+}
+
+export interface CollectorStats {
+  runs: number;
+  lastRunMs: number | null;
+  lastDurationMs: number | null;
+  lastSamples: number;
+  errorsByCode: Record<string, number>;
+  lastError: string | null;
+  lastErrorMs: number | null;
+  /** Runs skipped because the previous one was still going. */
+  skippedOverlaps: number;
+}
+
+/** The series the scheduler itself emits on every probe (for /metrics HELP and TYPE). */
+export const SCHEDULER_METRICS: readonly MetricDef[] = [
+  { name: 'pg_up', type: 'gauge', help: '1 when the last probe of the server succeeded, 0 while it cannot be reached.' },
+  { name: 'pg_in_recovery', type: 'gauge', help: 'pg_is_in_recovery(): 1 on a standby.' },
+  { name: 'pg_postmaster_start_timestamp_seconds', type: 'gauge', help: 'pg_postmaster_start_time(), epoch seconds: a change means a restart.' },
+];
+
+const PROBE_SQL = `
+SELECT current_setting('server_version_num')::int AS version_num, current_setting('server_version') AS version,
+       pg_is_in_recovery() AS in_recovery, current_database() AS datname,
+       (extract(epoch FROM pg_postmaster_start_time()) * 1000)::float8 AS started_at_ms`;
+// datconnlimit -2 marks a database left invalid by an interrupted DROP DATABASE (15.4+, 16+).
+const DATABASES_SQL = `
+SELECT datname FROM pg_database
+WHERE datallowconn AND NOT datistemplate AND datconnlimit <> -2 AND has_database_privilege(datname, 'CONNECT')
+ORDER BY datname`;
+
+// Node socket errors, SQLSTATE class 08 (connection exception), and 57P01-57P04 (shutdown,
+// crash, not yet accepting connections, database dropped under a standby's session): the
+// connection, not the query, is the problem.
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'ENOENT']);
+
+/** A stable code for an error: SQLSTATE, Node errno, or a pgvigil code. */
+export function errorCode(err: unknown): string {
+  const e = err as { code?: unknown; message?: unknown };
+  if (typeof e?.code === 'string' && e.code !== '') return e.code;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  if (/Connection terminated|not queryable|connection.*(closed|ended)/i.test(message)) return 'connection_terminated';
+  if (/timeout exceeded when trying to connect/i.test(message)) return 'connect_timeout';
+  if (/timeout/i.test(message)) return 'client_timeout';
+  return 'unknown';
+}
+
+export function isConnectionError(code: string): boolean {
+  return CONNECTION_ERRNOS.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' ||
+    code === '57P03' || code === '57P04' || code === 'connection_terminated' || code === 'connect_timeout';
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class PollScheduler implements Component {
+  readonly name: string;
+  private readonly options: PollSchedulerOptions;
+  private running = false;
+  private abort = new AbortController();
+  private generation = 0;
+  private mainDatabase = '';
+  private databases: string[] = [];
+  private readonly pools = new Map<string, pg.Pool>();
+  private readonly timeouts = new WeakMap<pg.PoolClient, number>();
+  private timers: Array<{ cancel(): void }> = [];
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly collectorStats = new Map<string, CollectorStats>();
+  /** The samples of each collector's last run per database: replacing a run's array is O(1). */
+  private readonly runSamples = new Map<string, Sample[]>();
+  private latestView: Map<string, Sample> | null = null;
+  private readonly lastErrorCode = new Map<string, string>();
+  private readonly statusListeners: Array<(status: PollStatus) => void> = [];
+  private currentStatus: PollStatus = { connected: false, lastError: null, server: null };
+  private reconnecting: Promise<void> | null = null;
+  private probing: Promise<void> | null = null;
+
+  constructor(options: PollSchedulerOptions) {
+    this.options = options;
+    this.name = `poll-scheduler:${options.target}`;
+    for (const c of options.collectors) this.collectorStats.set(c.name, emptyStats());
+  }
+
+  get status(): PollStatus {
+    return this.currentStatus;
+  }
+
+  /** Called on every connect, disconnect and role change; returns an unsubscribe function. */
+  onStatus(listener: (status: PollStatus) => void): () => void {
+    this.statusListeners.push(listener);
+    return () => {
+      const i = this.statusListeners.indexOf(listener);
+      if (i >= 0) this.statusListeners.splice(i, 1);
+    };
+  }
+
+  get stats(): ReadonlyMap<string, Readonly<CollectorStats>> {
+    return this.collectorStats;
+  }
+
+  /**
+   * The latest sample of every series, keyed by name + labelsKey. Built when asked (and kept
+   * until the next run lands), so polling costs nothing per sample for it.
+   */
+  get latest(): ReadonlyMap<string, Sample> {
+    if (!this.latestView) {
+      this.latestView = new Map();
+      for (const samples of this.runSamples.values()) {
+        for (const s of samples) this.latestView.set(`${s.name}\u0000${labelsKey(s.labels)}`, s);
+      }
+    }
+    return this.latestView;
+  }
+
+  get knownDatabases(): readonly string[] {
+    return this.databases;
+  }
+
+  /** Resolves after the first connection attempt; retries go on in the background. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.abort = new AbortController();
+    this.reconnecting = this.reconnectLoop();
+    await Promise.race([this.reconnecting, this.firstAttempt]);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.abort.abort();
+    this.cancelTimers();
+    await this.reconnecting;
+    await this.whenIdle();
+    await this.closePools();
+  }
+
+  /** Resolves when no collector run is in flight. */
+  async whenIdle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight.values());
+  }
+
+  /** Runs every collector the server supports once, now (tests, benchmarks). */
+  async runOnce(): Promise<void> {
+    await Promise.all(this.activeCollectors().map((c) => this.runCollector(c)));
+  }
+
+  // ---------------------------------------------------------------- connecting
+
+  private resolveFirstAttempt: () => void = () => {};
+  private readonly firstAttempt = new Promise<void>((resolve) => { this.resolveFirstAttempt = resolve; });
+
+  private async reconnectLoop(): Promise<void> {
+    for (let attempt = 0; this.running; attempt++) {
+      try {
+        await this.connect();
+        this.resolveFirstAttempt();
+        return;
+      } catch (err) {
+        const message = `${errorCode(err)}: ${errorMessage(err)}`;
+        if (attempt === 0) this.options.logger.warn({ target: this.options.target, err: message }, 'cannot connect; retrying with backoff');
+        await this.closePools();
+        // Status, then the sleep, in one tick: whoever hears of the failed attempt finds the
+        // retry already scheduled on the clock.
+        this.emitUp(0);
+        this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
+        this.resolveFirstAttempt();
+        await this.options.clock.sleep(this.backoffMs(attempt), this.abort.signal);
+      }
+    }
+  }
+
+  private backoffMs(attempt: number): number {
+    const initial = this.options.reconnectInitialMs ?? 500;
+    const max = this.options.reconnectMaxMs ?? 30_000;
+    const base = Math.min(max, initial * 2 ** Math.min(attempt, 20));
+    return base * (0.5 + (this.options.random ?? Math.random)() / 2);
+  }
+
+  private async connect(): Promise<void> {
+    const previous = this.currentStatus.server;
+    // The DSN's database is known by name only once the probe has run: its pool moves there.
+    const { server, datname } = await this.probe(this.pool(null));
+    this.mainDatabase = datname;
+    this.pools.set(datname, this.pool(null));
+    this.pools.delete(MAIN_POOL);
+    await this.refreshDatabases();
+    this.generation += 1;
+    this.logConnected(server, previous !== null && previous.startedAtMs !== server.startedAtMs);
+    this.setStatus({ connected: true, lastError: null, server });
+    this.emitServer(server);
+    this.schedule();
+  }
+
+  /** The line the daemon's operators look for: "connected to db1 (PostgreSQL 18.4, primary)". */
+  private logConnected(server: ServerInfo, restarted: boolean): void {
+    this.options.logger.info(
+      { target: this.options.target, restarted, databases: this.databases.length },
+      `connected to ${this.options.target} (PostgreSQL ${server.version.split(' ')[0]}, ${serverRole(server)})`,
+    );
+  }
+
+  private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string }> {
+    const [row] = await this.query(pool, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
+    if (!row) throw new Error('the probe query returned no row');
+    return {
+      datname: String(row.datname),
+      server: {
+        versionNum: Number(row.version_num),
+        version: String(row.version),
+        inRecovery: row.in_recovery === true,
+        startedAtMs: Number(row.started_at_ms),
+      },
+    };
+  }
+
+  /** Re-reads role and databases; a changed role reschedules, a failure starts reconnecting. */
+  private probeNow(): Promise<void> {
+    this.probing ??= (async () => {
+      const before = this.currentStatus.server;
+      try {
+        const { server } = await this.probe(this.pool(this.mainDatabase));
+        await this.refreshDatabases();
+        this.emitServer(server);
+        if (before && (before.inRecovery !== server.inRecovery || before.startedAtMs !== server.startedAtMs)) {
+          this.logConnected(server, before.startedAtMs !== server.startedAtMs);
+          // Runs still in flight were for the old role: their samples are dropped.
+          this.generation += 1;
+          this.setStatus({ connected: true, lastError: null, server });
+          this.schedule();
+        }
+      } catch (err) {
+        if (isConnectionError(errorCode(err)) && this.running) this.disconnected(err);
+      } finally {
+        this.probing = null;
+      }
+    })();
+    return this.probing;
+  }
+
+  private disconnected(err: unknown): void {
+    if (!this.currentStatus.connected) return;
+    const message = `${errorCode(err)}: ${errorMessage(err)}`;
+    this.options.logger.warn({ target: this.options.target, err: message }, `lost ${this.options.target}; reconnecting`);
+    this.cancelTimers();
+    this.generation += 1;
+    // Stale values must not be served as current: only pg_up survives the gap.
+    for (const c of this.options.collectors) this.forgetRuns(`${c.name}\u0000`);
+    this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
+    this.emitUp(0);
+    void this.closePools().then(() => {
+      if (this.running) this.reconnecting = this.reconnectLoop();
+    });
+  }
+
+  private async refreshDatabases(): Promise<void> {
+    const rows = await this.query(this.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+    const found = rows.map((r) => String(r.datname));
+    for (const gone of this.databases.filter((d) => !found.includes(d))) {
+      this.options.logger.info({ target: this.options.target, database: gone }, 'database gone; no longer polled');
+      for (const c of this.options.collectors) {
+        c.forget?.(gone);
+        this.forgetRuns(`${c.name}\u0000${gone}`);
+      }
+      if (gone !== this.mainDatabase) void this.endPool(gone);
+    }
+    for (const added of found.filter((d) => !this.databases.includes(d))) {
+      if (this.databases.length > 0) this.options.logger.info({ target: this.options.target, database: added }, 'new database; polling it');
+    }
+    this.databases = found;
+  }
+
+  // ---------------------------------------------------------------- scheduling
+
+  private activeCollectors(): Collector[] {
+    const server = this.currentStatus.server;
+    if (!server || !this.currentStatus.connected) return [];
+    return this.options.collectors.filter((c) => c.supports(server));
+  }
+
+  private schedule(): void {
+    this.cancelTimers();
+    const { clock } = this.options;
+    const active = this.activeCollectors();
+    // Series of collectors the server no longer supports (a promoted standby's) leave latest.
+    for (const c of this.options.collectors.filter((c) => !active.includes(c))) this.forgetRuns(`${c.name}\u0000`);
+    for (const c of active) {
+      const intervalMs = this.options.intervals?.[c.name] ?? c.intervalMs;
+      this.timers.push(clock.setInterval(() => void this.runCollector(c), intervalMs));
+      void this.runCollector(c);
+    }
+    this.timers.push(clock.setInterval(() => void this.probeNow(), this.options.probeIntervalMs ?? 10_000));
+  }
+
+  private cancelTimers(): void {
+    for (const t of this.timers) t.cancel();
+    this.timers = [];
+  }
+
+  private runCollector(c: Collector): Promise<void> {
+    const running = this.inFlight.get(c.name);
+    if (running) {
+      this.statsOf(c.name).skippedOverlaps += 1;
+      return running;
+    }
+    const run = this.runEverywhere(c).finally(() => this.inFlight.delete(c.name));
+    this.inFlight.set(c.name, run);
+    return run;
+  }
+
+  private async runEverywhere(c: Collector): Promise<void> {
+    const server = this.currentStatus.server;
+    if (!server) return;
+    const generation = this.generation;
+    const started = performance.now();
+    const databases = c.scope === 'server' ? [this.mainDatabase] : [...this.databases];
+    const counts = await Promise.all(databases.map((db) => this.runIn(c, db, server, generation)));
+    const stats = this.statsOf(c.name);
+    stats.runs += 1;
+    stats.lastRunMs = this.options.clock.nowMs();
+    stats.lastDurationMs = performance.now() - started;
+    stats.lastSamples = counts.reduce((a, b) => a + b, 0);
+  }
+
+  private async runIn(c: Collector, db: string, server: ServerInfo, generation: number): Promise<number> {
+    const runKey = `${c.name}\u0000${db}`;
+    try {
+      const pool = this.pool(db);
+      const samples = await c.collect({
+        target: this.options.target,
+        server,
+        ...(c.scope === 'per-database' ? { database: db } : {}),
+        nowMs: this.options.clock.nowMs(),
+        query: (sql, params) => this.query(pool, sql, params, c.timeoutMs),
+      });
+      // Rows from before a disconnect or role change are dropped, not stored late.
+      if (generation !== this.generation || !this.running) return 0;
+      this.accept(runKey, samples);
+      if (this.lastErrorCode.delete(runKey)) {
+        this.options.logger.info({ target: this.options.target, collector: c.name, database: db }, 'collector recovered');
+      }
+      return samples.length;
+    } catch (err) {
+      this.failed(c, db, runKey, err);
+      return 0;
+    }
+  }
+
+  private failed(c: Collector, db: string, runKey: string, err: unknown): void {
+    const code = errorCode(err);
+    const stats = this.statsOf(c.name);
+    stats.errorsByCode[code] = (stats.errorsByCode[code] ?? 0) + 1;
+    stats.lastError = `${db}: ${errorMessage(err)}`;
+    stats.lastErrorMs = this.options.clock.nowMs();
+    if (this.lastErrorCode.get(runKey) !== code) {
+      this.options.logger.warn({ target: this.options.target, collector: c.name, database: db, code, err: errorMessage(err) }, 'collector failed');
+    }
+    this.lastErrorCode.set(runKey, code);
+    // What the run said before it failed is no longer current.
+    this.forgetRuns(runKey);
+    // The server, or just this database (dropped: 3D000, or 55000 while being dropped, or
+    // terminated by DROP ... FORCE)? The probe, which also refreshes the databases, says.
+    if (isConnectionError(code) || code === '3D000' || code === '55000') void this.probeNow();
+  }
+
+  /** A run's samples replace that run's previous ones: a series it no longer emits leaves latest. */
+  private accept(runKey: string, samples: Sample[]): void {
+    this.runSamples.set(runKey, samples);
+    this.latestView = null;
+    if (samples.length > 0) this.options.writer.enqueue({ samples });
+  }
+
+  /** Removes from latest the series of the runs whose key starts with prefix. */
+  private forgetRuns(prefix: string): void {
+    for (const runKey of this.runSamples.keys()) if (runKey.startsWith(prefix)) this.runSamples.delete(runKey);
+    this.latestView = null;
+  }
+
+  private emitServer(server: ServerInfo): void {
+    const tsMs = this.options.clock.nowMs();
+    const target = this.options.target;
+    this.accept(PROBE_RUN, [
+      { target, name: 'pg_up', labels: {}, tsMs, value: 1 },
+      { target, name: 'pg_in_recovery', labels: {}, tsMs, value: server.inRecovery ? 1 : 0 },
+      { target, name: 'pg_postmaster_start_timestamp_seconds', labels: {}, tsMs, value: server.startedAtMs / 1000 },
+    ]);
+  }
+
+  private emitUp(value: 0 | 1): void {
+    const tsMs = this.options.clock.nowMs();
+    // While down, pg_in_recovery and the start time are unknown: only pg_up is said.
+    this.accept(PROBE_RUN, [{ target: this.options.target, name: 'pg_up', labels: {}, tsMs, value }]);
+  }
+
+  private statsOf(name: string): CollectorStats {
+    let stats = this.collectorStats.get(name);
+    if (!stats) {
+      stats = emptyStats();
+      this.collectorStats.set(name, stats);
+    }
+    return stats;
+  }
+
+  private setStatus(status: PollStatus): void {
+    this.currentStatus = status;
+    for (const listener of this.statusListeners) listener(status);
+  }
+
+  // ---------------------------------------------------------------- connections
+
+  /** The pool of a database; null: the connection's own database (before it is known). */
+  private pool(db: string | null): pg.Pool {
+    const key = db ?? MAIN_POOL;
+    let pool = this.pools.get(key);
+    if (pool) return pool;
+    const main = db === null || db === this.mainDatabase;
+    pool = new pg.Pool({
+      ...this.clientConfig(db),
+      application_name: POLLER_APPLICATION_NAME,
+      // Sent at connect: collectors with the default timeout need no SET round trip.
+      statement_timeout: DEFAULT_TIMEOUT_MS,
+      // Server-scope collectors and this database's own collectors share the main pool.
+      max: main ? 2 : 1,
+      idleTimeoutMillis: this.options.idleTimeoutMs ?? 3_000,
+      connectionTimeoutMillis: 5_000,
+    });
+    // An idle client's connection dying (server restart) is reported here; without a listener
+    // it would crash the process. The next query or probe finds out what happened.
+    const lost = (err: Error): void => {
+      this.options.logger.debug({ target: this.options.target, database: db, err: errorMessage(err) }, 'connection lost');
+    };
+    pool.on('error', lost);
+    // Also between queries of a checked-out client and after a broken one left the pool: a FATAL
+    // (57P01 shutdown, 57P04 database dropped) arriving then is emitted on the client itself.
+    pool.on('connect', (client) => {
+      client.on('error', lost);
+      this.timeouts.set(client, DEFAULT_TIMEOUT_MS);
+    });
+    this.pools.set(key, pool);
+    return pool;
+  }
+
+  private clientConfig(db: string | null): pg.ClientConfig {
+    const { connection } = this.options;
+    if (typeof connection !== 'string') return db === null ? { ...connection } : { ...connection, database: db };
+    if (db === null) return { connectionString: connection };
+    const url = new URL(connection);
+    url.pathname = `/${encodeURIComponent(db)}`;
+    return { connectionString: url.toString() };
+  }
+
+  private async query(pool: pg.Pool, sql: string, params: readonly unknown[] | undefined, timeoutMs: number): Promise<Record<string, unknown>[]> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      if (this.timeouts.get(client) !== timeoutMs) {
+        await client.query(`SET statement_timeout = ${Math.round(timeoutMs)}`);
+        this.timeouts.set(client, timeoutMs);
+      }
+      // The client-side timeout only catches a server that stopped answering altogether.
+      const config = { name: statementName(sql), text: sql, values: params as unknown[] | undefined, query_timeout: timeoutMs + 5_000 };
+      const result = await client.query(config as pg.QueryConfig);
+      return result.rows as Record<string, unknown>[];
+    } catch (err) {
+      if (isConnectionError(errorCode(err)) || errorCode(err) === 'client_timeout') broken = err as Error;
+      throw err;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async endPool(key: string): Promise<void> {
+    const pool = this.pools.get(key);
+    if (!pool) return;
+    this.pools.delete(key);
+    await pool.end().catch(() => undefined);
+  }
+
+  private async closePools(): Promise<void> {
+    await Promise.all([...this.pools.keys()].map((key) => this.endPool(key)));
+  }
+}
+
+const PROBE_RUN = '\u0000probe';
+const MAIN_POOL = '\u0000main';
+
+const statementNames = new Map<string, string>();
+
+/**
+ * Every query runs as a named prepared statement (node-postgres prepares it once per
+ * connection): planning the catalog joins cost more server CPU than executing them. The name is
+ * a hash of the text, so one text always has one name. (Needs a direct connection or a pooler in
+ * session mode.)
+ */
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (!name) {
+    name = `pgvigil_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+function emptyStats(): CollectorStats {
+  return {
+    runs: 0, lastRunMs: null, lastDurationMs: null, lastSamples: 0,
+    errorsByCode: {}, lastError: null, lastErrorMs: null, skippedOverlaps: 0,
+  };
+}
