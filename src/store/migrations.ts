@@ -86,4 +86,31 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (target, source)
   );
   `,
+  // 2: incidents (an alert storm of one rule on one target pages once, "N tables"), and what the
+  // outbox needs to deliver in order and to coalesce updates that were not sent yet.
+  `
+  CREATE TABLE incidents (
+    id          INTEGER PRIMARY KEY,
+    rule_id     TEXT    NOT NULL,
+    target      TEXT    NOT NULL,
+    dedup_key   TEXT    NOT NULL UNIQUE,  -- PagerDuty dedup_key of the incident
+    state       TEXT    NOT NULL CHECK (state IN ('firing', 'resolved')),
+    started_ms  INTEGER NOT NULL,
+    updated_ms  INTEGER NOT NULL,
+    resolved_ms INTEGER
+  );
+  CREATE UNIQUE INDEX incidents_one_open_per_rule_target ON incidents (rule_id, target) WHERE state = 'firing';
+
+  ALTER TABLE alerts ADD COLUMN incident_id INTEGER REFERENCES incidents (id);
+  CREATE INDEX alerts_by_incident ON alerts (incident_id);
+
+  -- trigger | resolve | change: only a pending row of the same action is coalesced.
+  ALTER TABLE outbox ADD COLUMN action TEXT NOT NULL DEFAULT 'trigger';
+  -- Bumped when a pending row's payload is replaced, so a send that raced the replacement does
+  -- not delete the newer payload.
+  ALTER TABLE outbox ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE outbox ADD COLUMN alert_id INTEGER;
+  CREATE INDEX outbox_by_key ON outbox (channel, dedup_key, id);
+  CREATE INDEX outbox_by_alert ON outbox (alert_id);
+  `,
 ];

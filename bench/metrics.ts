@@ -1,0 +1,191 @@
+/**
+ * /metrics speed: pgvigil's exposition against prometheus-postgres-exporter scraping the same
+ * PostgreSQL 18 server (harness, BENCH_TABLES tables, default 500) in the same run.
+ *
+ * - The exporter runs with its defaults plus its example per-table queries (pg_stat_user_tables
+ *   and pg_statio_user_tables from the Debian package's examples/queries.yaml), which is how
+ *   shared/reference/benchmarks.md reached ~14,000 series.
+ * - pgvigil's samples come from its real poll scheduler and collectors (max_tables_per_database
+ *   = BENCH_TABLES), one round, through the real StoreWriter into the metrics cache; the HTTP app
+ *   serves them on loopback. The poller is stopped before timing, so the numbers are the cost of a
+ *   scrape, not of polling (a pgvigil scrape never queries PostgreSQL; the exporter's always does).
+ * - Scrapes are timed by an external client, curl's time_total (as Prometheus would scrape:
+ *   from another process), BENCH_RUNS pairs (default 30), exporter and pgvigil alternated, after
+ *   a warm-up; medians, ranges and the per-pair ratio. Also: pgvigil's in-process render time,
+ *   the cost of taking a poll round into the cache (first round, which creates every series, and
+ *   a later one), and `promtool check metrics` on both expositions.
+ */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { createCollectors } from '../src/collectors/index.js';
+import { systemClock } from '../src/domain/clock.js';
+import type { Sample } from '../src/domain/index.js';
+import { buildHttpApp } from '../src/http/build-http-app.js';
+import { HttpServer } from '../src/http/http-server.js';
+import { Metrics } from '../src/http/metrics.js';
+import { silentLogger } from '../src/lib/logger.js';
+import { PollScheduler } from '../src/sources/poll-scheduler.js';
+import { openStore } from '../src/store/open-store.js';
+import { StoreQueries } from '../src/store/queries.js';
+import { StoreWriter } from '../src/store/store-writer.js';
+import { destroyAllServers, startPrimary, type PgServer } from '../test/helpers/pg-harness.js';
+import { freePort, waitUntil } from '../test/helpers/pg-processes.js';
+import { median } from './lib/measure.js';
+import type { Benchmark } from './run.js';
+
+const CURL = '/usr/bin/curl';
+const EXPORTER = '/usr/bin/prometheus-postgres-exporter';
+const PROMTOOL = '/usr/bin/promtool';
+const EXAMPLE_QUERIES = '/usr/share/doc/prometheus-postgres-exporter/examples/queries.yaml';
+const PER_TABLE_QUERIES = ['pg_stat_user_tables', 'pg_statio_user_tables'];
+
+function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function say(msg: string): void {
+  process.stdout.write(`${msg}\n`);
+}
+
+const ms = (values: number[]): string => `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`;
+const seriesIn = (text: string): number => text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+
+/** One scrape by curl: its time_total (connect to last byte), not its process start-up. */
+function curlScrape(url: string, bodyFile: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile(CURL, ['-sS', '--fail', '-o', bodyFile, '-w', '%{time_total}', url], (err, stdout) => {
+      if (err) return reject(new Error(`curl ${url}: ${err.message}`));
+      resolve(Number(stdout) * 1000);
+    });
+  });
+}
+
+async function makeTables(server: PgServer, tables: number): Promise<void> {
+  await server.query(`
+    DO $$ BEGIN
+      FOR i IN 1..${tables} LOOP
+        EXECUTE format('CREATE TABLE bench_%s (id int PRIMARY KEY, v text)', i);
+        EXECUTE format('INSERT INTO bench_%s SELECT g, md5(g::text) FROM generate_series(1, 20) g', i);
+        EXECUTE format('UPDATE bench_%s SET v = v || ''x'' WHERE id %% 4 = 0', i);
+        EXECUTE format('SELECT v FROM bench_%s WHERE id = 1', i);
+      END LOOP;
+    END $$`);
+  // Fills last_vacuum / last_analyze: NULL timestamps are not exposed, and the exporter prints them.
+  await server.query('VACUUM ANALYZE');
+}
+
+async function startExporter(server: PgServer, dir: string): Promise<{ url: string; proc: ChildProcess }> {
+  const examples = parse(readFileSync(EXAMPLE_QUERIES, 'utf8')) as Record<string, unknown>;
+  const queries = Object.fromEntries(PER_TABLE_QUERIES.map((name) => [name, examples[name]]));
+  const queryFile = path.join(dir, 'queries.yaml');
+  writeFileSync(queryFile, stringify(queries));
+  const port = await freePort();
+  const proc = spawn(EXPORTER, [`--web.listen-address=127.0.0.1:${port}`, `--extend.query-path=${queryFile}`, '--log.level=error'], {
+    env: { PATH: process.env.PATH, DATA_SOURCE_NAME: `postgresql://postgres@${server.host}:${server.port}/postgres?sslmode=disable` },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const url = `http://127.0.0.1:${port}/metrics`;
+  await waitUntil(async () => (await fetch(url)).ok, 20_000, 'postgres_exporter answering');
+  return { url, proc };
+}
+
+/** pgvigil's output side on one round of real polling; returns the /metrics URL and a stopper. */
+async function startPgvigil(server: PgServer, tables: number, dir: string): Promise<{ url: string; metrics: Metrics; samples: Sample[]; stop(): Promise<void> }> {
+  const clock = systemClock;
+  const db = openStore(path.join(dir, 'pgvigil.db'));
+  const writer = new StoreWriter(db, clock, silentLogger());
+  const collectors = createCollectors({ maxTablesPerDatabase: tables });
+  const metrics = new Metrics({ clock, descriptions: collectors.flatMap((c) => c.metrics), maxSeries: 100_000 });
+  metrics.attachWriter(writer);
+  const samples: Sample[] = [];
+  writer.onFlush((result) => samples.push(...result.samples));
+  const scheduler = new PollScheduler({ target: 'bench', connection: server.dsn(), collectors, writer, clock, logger: silentLogger() });
+  await scheduler.start();
+  await scheduler.whenIdle();
+  await scheduler.stop();
+  writer.flush();
+  const app = await buildHttpApp({ metrics, queries: new StoreQueries(db), readiness: {}, clock, listenHost: '127.0.0.1', token: null });
+  const http = new HttpServer(app, '127.0.0.1', 0);
+  await http.start();
+  return { url: `${http.url}/metrics`, metrics, samples, stop: async () => { await http.stop(); db.close(); } };
+}
+
+function promtool(text: string): string {
+  const result = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  const problems = `${result.stdout}${result.stderr}`.trim().split('\n').filter(Boolean);
+  if (result.status === 0 && problems.length === 0) return 'passes, no warnings';
+  const kinds = [...new Set(problems.map((p) => p.replace(/^\S+\s+/, '')))];
+  return `exit ${result.status}, ${problems.length} problems: ${kinds.slice(0, 4).join('; ')}${kinds.length > 4 ? '; ...' : ''}`;
+}
+
+export async function runMetricsBench(): Promise<void> {
+  for (const tool of [CURL, EXPORTER, PROMTOOL, EXAMPLE_QUERIES]) {
+    if (!existsSync(tool)) return say(`skipped: ${tool} is missing (apt-get install prometheus prometheus-postgres-exporter)`);
+  }
+  const tables = envNumber('BENCH_TABLES', 500);
+  const runs = envNumber('BENCH_RUNS', 30);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-metrics-'));
+  let exporter: ChildProcess | null = null;
+  let pgvigil: Awaited<ReturnType<typeof startPgvigil>> | null = null;
+  try {
+    say(`PostgreSQL 18 with ${tables} tables (harness)...`);
+    const server = await startPrimary({ version: 18, name: 'bench-metrics' });
+    await makeTables(server, tables);
+    const started = await startExporter(server, dir);
+    exporter = started.proc;
+    pgvigil = await startPgvigil(server, tables, dir);
+
+    // Poll rounds into a fresh cache: what a writer commit costs the metrics, the first round
+    // (which creates every series) and a later one (which only updates values).
+    const fresh = new Metrics({ clock: systemClock, maxSeries: 100_000 });
+    const ingestMs = [0, 1, 2].map(() => {
+      const t = performance.now();
+      fresh.observe({ events: [], samples: pgvigil!.samples });
+      return performance.now() - t;
+    });
+
+    const exporterBody = path.join(dir, 'exporter.txt');
+    const pgvigilBody = path.join(dir, 'pgvigil.txt');
+    for (let i = 0; i < 3; i++) {
+      await curlScrape(started.url, exporterBody);
+      await curlScrape(pgvigil.url, pgvigilBody);
+    }
+    const exporterMs: number[] = [];
+    const pgvigilMs: number[] = [];
+    const renderMs: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      exporterMs.push(await curlScrape(started.url, exporterBody));
+      pgvigilMs.push(await curlScrape(pgvigil.url, pgvigilBody));
+      // Render to bytes, as /metrics sends them: a string not yet flattened would hide its cost.
+      const renderStarted = performance.now();
+      Buffer.from(await pgvigil.metrics.render(), 'utf8');
+      renderMs.push(performance.now() - renderStarted);
+    }
+    const exporterText = readFileSync(exporterBody, 'utf8');
+    const pgvigilText = readFileSync(pgvigilBody, 'utf8');
+    const ratios = exporterMs.map((e, i) => e / pgvigilMs[i]!);
+
+    say(`series: pgvigil ${seriesIn(pgvigilText)} (${(pgvigilText.length / 1e6).toFixed(2)} MB), postgres_exporter ${seriesIn(exporterText)} (${(exporterText.length / 1e6).toFixed(2)} MB)`);
+    say(`scrape over HTTP by curl (time_total), median (range) of ${runs} alternated pairs:`);
+    say(`  postgres_exporter 0.11.1  ${ms(exporterMs)}`);
+    say(`  pgvigil                   ${ms(pgvigilMs)}`);
+    say(`  exporter / pgvigil, per pair: median ${median(ratios).toFixed(1)}x (${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)}x)`);
+    say(`pgvigil render to bytes in process (no HTTP): ${ms(renderMs)}  [target: under 25 ms median]`);
+    say(`pgvigil taking a poll round (${pgvigil.samples.length} samples) into the cache: first ${ingestMs[0]!.toFixed(1)} ms, later ${median(ingestMs.slice(1)).toFixed(1)} ms`);
+    say(`promtool check metrics: pgvigil ${promtool(pgvigilText)}; postgres_exporter ${promtool(exporterText)}`);
+  } finally {
+    exporter?.kill('SIGTERM');
+    await pgvigil?.stop();
+    await destroyAllServers();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const benchmark: Benchmark = {
+  description: '/metrics render and scrape time vs prometheus-postgres-exporter on the same server (~14k series)',
+  run: () => runMetricsBench(),
+};

@@ -1,0 +1,187 @@
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../test/helpers/manual-clock.js';
+import type { AnyLogEvent } from '../domain/index.js';
+import { silentLogger } from '../lib/logger.js';
+import { AlertStore } from '../store/alert-store.js';
+import { openStore } from '../store/open-store.js';
+import { StoreQueries } from '../store/queries.js';
+import { StoreWriter } from '../store/store-writer.js';
+import { buildHttpApp, type HttpAppOptions } from './build-http-app.js';
+import { Metrics } from './metrics.js';
+import type { ReadinessSources } from './readiness.js';
+
+// Response bodies are checked field by field with toMatchObject/toEqual.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Body = any;
+
+const T0 = Date.UTC(2026, 9, 14, 3, 0, 0);
+const TOKEN = 'a-token-of-sufficient-length-0123';
+
+function deadlock(tsMs: number, database: string): AnyLogEvent {
+  return {
+    kind: 'deadlock', target: 'db1', tsMs, pid: 7, database, user: 'app', level: 'ERROR', sqlstate: '40P01', message: 'deadlock detected',
+    details: { processes: [], context: null, pid: 7, database, user: 'app', statement: 'UPDATE t SET x = 1' }, source: { file: '/log/pg.log', offset: 100, line: null },
+  };
+}
+
+const okSources: ReadinessSources = {
+  store: () => ({ writable: true, detail: null }),
+  postgres: () => [{ target: 'db1', reachable: true, detail: null }],
+  logs: () => [{ target: 'db1', source: '/var/log/postgresql', reading: true, detail: null }],
+};
+
+async function build(overrides: Partial<HttpAppOptions> = {}) {
+  const clock = new ManualClock(T0 + 60_000);
+  const db = openStore(':memory:');
+  const writer = new StoreWriter(db, clock, silentLogger());
+  const metrics = new Metrics({ clock });
+  metrics.attachWriter(writer);
+  writer.enqueue({
+    events: [deadlock(T0, 'shop'), deadlock(T0 + 1_000, 'crm')],
+    samples: [0, 10_000, 20_000, 30_000].map((dt, i) => ({ target: 'db1', name: 'pg_stat_user_tables_n_dead_tup', labels: { datname: 'shop', relname: 'orders' }, tsMs: T0 + dt, value: i * 10 })),
+  });
+  writer.flush();
+  const alerts = new AlertStore(db, []);
+  alerts.fire({ ruleId: 'deadlocks', dedupKey: 'deadlocks/db1', severity: 'warning', target: 'db1', labels: { database: 'shop' }, summary: '2 deadlocks', evidence: { eventIds: [1, 2], series: [], facts: { deadlocks: 2 } } }, T0 + 2_000);
+  const app = await buildHttpApp({ metrics, queries: new StoreQueries(db), readiness: okSources, clock, listenHost: '127.0.0.1', token: null, ...overrides });
+  return { app, clock };
+}
+
+describe('HTTP app', () => {
+  let app: FastifyInstance;
+  const get = async (url: string) => {
+    const res = await app.inject({ method: 'GET', url });
+    const json = String(res.headers['content-type'] ?? '').startsWith('application/json');
+    return { status: res.statusCode, body: (json ? res.json() : res.body) as Body, headers: res.headers };
+  };
+
+  beforeAll(async () => {
+    ({ app } = await build());
+  });
+  afterAll(() => app.close());
+
+  it('says it is alive and ready, aspect by aspect', async () => {
+    expect(await get('/healthz')).toMatchObject({ status: 200, body: { status: 'alive' } });
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ ready: true, aspects: [{ aspect: 'store', state: 'ok' }, { aspect: 'postgres', target: 'db1', state: 'ok' }, { aspect: 'log', target: 'db1', state: 'ok' }] });
+  });
+
+  it('serves the Prometheus exposition', async () => {
+    const res = await get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.body).toContain('pg_stat_user_tables_n_dead_tup{target="db1",datname="shop",relname="orders"} 30\n');
+    expect(res.body).toContain('pg_log_deadlocks_total{target="db1",datname="shop"} 1\n');
+  });
+
+  it('lists events with filters, newest first, by default from the last hour', async () => {
+    const all = await get('/api/events');
+    expect(all.status).toBe(200);
+    expect(all.body.events.map((e: { database: string }) => e.database)).toEqual(['crm', 'shop']);
+    expect(all.body).toMatchObject({ from_ms: T0 + 60_000 - 3_600_000, to_ms: T0 + 60_000, truncated: false });
+    expect(all.body.events[1]).toMatchObject({ kind: 'deadlock', ts_ms: T0, sqlstate: '40P01', source: { file: '/log/pg.log', offset: 100 } });
+    const shop = await get('/api/events?kind=deadlock&database=shop&limit=1&from=now-2m&to=now');
+    expect(shop.body.events).toHaveLength(1);
+    expect(shop.body.truncated).toBe(true);
+    expect((await get(`/api/events?from=${T0 + 500}`)).body.events).toHaveLength(1);
+  });
+
+  it('returns series downsampled to the step', async () => {
+    const res = await get(`/api/series?name=pg_stat_user_tables_n_dead_tup&labels=relname=orders&from=${T0}&to=${T0 + 40_000}&step=20s`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      name: 'pg_stat_user_tables_n_dead_tup', from_ms: T0, to_ms: T0 + 40_000, step_ms: 20_000,
+      series: [{ target: 'db1', labels: { datname: 'shop', relname: 'orders' }, points: [[T0 + 10_000, 10], [T0 + 30_000, 30]] }],
+    });
+    expect((await get('/api/series?name=pg_stat_user_tables_n_dead_tup&labels={"relname":"lines"}')).body.series).toEqual([]);
+  });
+
+  it('lists alerts and shows one with its evidence', async () => {
+    const list = await get('/api/alerts?state=firing');
+    expect(list.body.alerts).toEqual([expect.objectContaining({ rule_id: 'deadlocks', state: 'firing', summary: '2 deadlocks', started_ms: T0 + 2_000 })]);
+    const detail = await get(`/api/alerts/${list.body.alerts[0].id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.evidence.facts).toEqual({ deadlocks: 2 });
+    expect(detail.body.evidence.events.map((e: { database: string }) => e.database)).toEqual(['shop', 'crm']);
+    expect(detail.body.transitions).toEqual([{ ts_ms: T0 + 2_000, to: 'firing' }]);
+    expect((await get('/api/alerts?state=resolved')).body.alerts).toEqual([]);
+    expect(await get('/api/alerts/4242')).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+
+  it.each([
+    ['/api/events?kind=vacuum', /kind/],
+    ['/api/events?limit=0', /limit/],
+    ['/api/events?limit=abc', /limit/],
+    ['/api/events?limit=10001', /limit/],
+    ['/api/events?from=yesterday', /^from="yesterday" is not a time/],
+    ['/api/events?from=now&to=now-1h', /is after to/],
+    ['/api/events?databse=shop', /must NOT have additional properties/],
+    ['/api/events?database=', /database/],
+    ['/api/series', /must have required property 'name'/],
+    ['/api/series?name=pg-x', /name/],
+    ['/api/series?name=pg_x&step=fast', /^step="fast" is not a duration/],
+    ['/api/series?name=pg_x&step=1ms&from=now-1d', /more than 11000 points/],
+    ['/api/series?name=pg_x&step=0', /step must be at least 1 ms/],
+    ['/api/series?name=pg_x&labels=relname', /not name=value/],
+    ['/api/series?name=pg_x&labels={"a":1}', /object of strings/],
+    ['/api/alerts?state=open', /state/],
+    ['/api/alerts/abc', /id/],
+    ['/api/alerts/0', /id/],
+  ])('answers %s with 400 and a message', async (url, message) => {
+    const res = await get(url);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('bad_request');
+    expect(res.body.message).toMatch(message);
+  });
+
+  it('answers 404 for unknown routes', async () => {
+    expect(await get('/api/nothing')).toMatchObject({ status: 404, body: { error: 'not_found' } });
+  });
+});
+
+describe('HTTP app readiness', () => {
+  it('is not ready while a part fails or is unknown, and says what to do', async () => {
+    const { app } = await build({
+      readiness: {
+        store: () => ({ writable: false, detail: 'SQLITE_FULL' }),
+        postgres: () => [{ target: 'db1', reachable: null, detail: null }, { target: 'db2', reachable: false, detail: 'ECONNREFUSED' }],
+        logs: () => [{ target: 'db1', source: null, reading: null, detail: null }],
+      },
+    });
+    const res = await app.inject('/readyz');
+    expect(res.statusCode).toBe(503);
+    const body = res.json() as { ready: boolean; aspects: Array<{ aspect: string; target: string | null; state: string; hint: string }> };
+    expect(body.ready).toBe(false);
+    expect(body.aspects.map((a) => [a.aspect, a.target, a.state])).toEqual([
+      ['store', null, 'failing'], ['postgres', 'db1', 'unknown'], ['postgres', 'db2', 'failing'], ['log', 'db1', 'disabled'],
+    ]);
+    expect(body.aspects[0]!.hint).toMatch(/SQLITE_FULL.*free disk space/);
+    expect(body.aspects[2]!.hint).toMatch(/ECONNREFUSED.*pg_hba.conf/);
+    await app.close();
+  });
+});
+
+describe('HTTP app token', () => {
+  it('refuses to listen beyond loopback without a token', async () => {
+    await expect(build({ listenHost: '0.0.0.0' })).rejects.toThrow(/http_token_file/);
+  });
+
+  it('requires the bearer token everywhere but /healthz and /metrics', async () => {
+    const { app } = await build({ listenHost: '0.0.0.0', token: TOKEN });
+    const status = async (url: string, authorization?: string) => (await app.inject({ url, headers: authorization ? { authorization } : {} })).statusCode;
+    expect(await status('/healthz')).toBe(200);
+    expect(await status('/metrics')).toBe(200);
+    expect(await status('/metrics?x=1')).toBe(200);
+    expect(await status('/readyz')).toBe(401);
+    expect(await status('/api/events')).toBe(401);
+    expect(await status('/api/events', `Bearer ${TOKEN}x`)).toBe(401);
+    expect(await status('/api/events', `Basic ${TOKEN}`)).toBe(401);
+    expect(await status('/api/events', `Bearer ${TOKEN}`)).toBe(200);
+    const denied = await app.inject('/api/alerts');
+    expect(denied.headers['www-authenticate']).toBe('Bearer');
+    expect(denied.json()).toMatchObject({ error: 'unauthorized' });
+    await app.close();
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * HTTP: builds pgvigil's fastify app (/metrics, /healthz, /readyz, /api/*) WITHOUT listening, so
+ * tests drive it with inject() and app.ts decides where it listens (http-server.ts).
+ * Owns routing, auth and error shapes. Never queries PostgreSQL: everything served comes from
+ * memory (metrics) or the local store (API).
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Clock } from '../domain/index.js';
+import { silentLogger, type Logger } from '../lib/logger.js';
+import type { StoreQueries } from '../store/queries.js';
+import { registerApiRoutes } from './api-routes.js';
+import { isLoopback, requireBearer } from './auth.js';
+import { readiness, type ReadinessSources } from './readiness.js';
+
+export interface HttpAppOptions {
+  metrics: { readonly contentType: string; render(): Promise<string> };
+  queries: StoreQueries;
+  readiness: ReadinessSources;
+  clock: Clock;
+  /** Where the app will listen; a non-loopback host requires a token. */
+  listenHost: string;
+  /** Bearer token (read with readTokenFile); null for none. */
+  token: string | null;
+  logger?: Logger;
+}
+
+export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
+  if (options.token === null && !isLoopback(options.listenHost)) {
+    throw new Error(`listen host ${options.listenHost} is not a loopback address: set http_token_file so the API is not open to the network (or listen on 127.0.0.1)`);
+  }
+  const app: FastifyInstance = Fastify({
+    loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    // Unknown query parameters are errors (a typo must not silently widen a query).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+  });
+  if (options.token !== null) requireBearer(app, options.token);
+
+  app.get('/healthz', async () => ({ status: 'alive' }));
+  app.get('/readyz', async (_request, reply) => {
+    const state = readiness(options.readiness);
+    return reply.code(state.ready ? 200 : 503).send(state);
+  });
+  // Sent as bytes: encoded once, where a string would be measured and then encoded again.
+  app.get('/metrics', async (_request, reply) => reply.type(options.metrics.contentType).send(Buffer.from(await options.metrics.render(), 'utf8')));
+  registerApiRoutes(app, options.queries, options.clock);
+  await app.ready();
+  return app;
+}
+
+function errorHandler(this: FastifyInstance, error: FastifyError, _request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.validation) {
+    const where = error.validationContext ?? 'request';
+    return reply.code(400).send({ error: 'bad_request', message: `${where}: ${error.message.replace(/^(querystring|params|body)\/?/, '')}` });
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return reply.code(status).send({ error: error.code === 'bad_request' ? 'bad_request' : 'client_error', message: error.message });
+  this.log.error({ err: error }, 'API request failed');
+  return reply.code(500).send({ error: 'internal_error', message: 'internal error; see the pgvigil log' });
+}

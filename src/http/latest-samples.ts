@@ -1,0 +1,169 @@
+/**
+ * The latest value of every polled series, kept ready to print: each series' exposition line is
+ * built once, when the series is first seen, and its value text when a sample arrives, so a
+ * scrape only concatenates strings (no PostgreSQL query, no per-scrape formatting).
+ *
+ * Bounded: at most `maxSeries` series; samples of series past the limit are refused and counted
+ * (pgvigil_metrics_dropped_series). A series not updated for `staleAfterMs` (a dropped table,
+ * a standby that went away) leaves the exposition and frees its place. While a target's latest
+ * `pg_up` is 0 (the poller lost the server) its other series are hidden: their values are from
+ * before the outage and must not pass for current ones.
+ */
+import type { Labels, Sample } from '../domain/index.js';
+import { familyHeader, flat, formatLabels, formatValue, isValidLabelName, isValidMetricName } from './exposition.js';
+
+export interface MetricDescription {
+  name: string;
+  type: 'counter' | 'gauge';
+  help: string;
+}
+
+export type RefusalReason = 'invalid_name' | 'invalid_label' | 'reserved_name' | 'series_limit';
+
+export interface LatestSamplesOptions {
+  maxSeries: number;
+  staleAfterMs: number;
+  /** HELP/TYPE of the names collectors emit (Collector.metrics). */
+  descriptions: readonly MetricDescription[];
+  /** Names pgvigil's own metrics use; samples may not take them. */
+  reservedNames: ReadonlySet<string>;
+}
+
+interface SeriesEntry {
+  target: string;
+  /** `name{labels} ` */
+  prefix: string;
+  /** `value\n`, or '' while the latest value is NULL (never printed as 0). */
+  valueText: string;
+  seenMs: number;
+}
+
+interface Family {
+  header: string;
+  series: Map<string, SeriesEntry>;
+}
+
+/** The poller's reachability sample (1 connected, 0 not). */
+const UP_METRIC = 'pg_up';
+
+/** Distinct refused series remembered for the dropped-series gauge, beyond which it saturates. */
+const MAX_REMEMBERED_DROPS = 100_000;
+
+export class LatestSamples {
+  private readonly families = new Map<string, Family>();
+  private readonly descriptions: Map<string, MetricDescription>;
+  private seriesCount = 0;
+  private readonly droppedKeys = new Set<string>();
+  private readonly downTargets = new Set<string>();
+  readonly refusedSamples: Record<RefusalReason, number> = { invalid_name: 0, invalid_label: 0, reserved_name: 0, series_limit: 0 };
+
+  constructor(private readonly options: LatestSamplesOptions) {
+    this.descriptions = new Map(options.descriptions.map((d) => [d.name, d]));
+  }
+
+  get series(): number {
+    return this.seriesCount;
+  }
+
+  /** Distinct series refused for the series limit (saturates at 100,000). */
+  get droppedSeries(): number {
+    return this.droppedKeys.size;
+  }
+
+  add(samples: readonly Sample[], nowMs: number): void {
+    for (const sample of samples) this.addOne(sample, nowMs);
+  }
+
+  /** Appends every fresh series to `parts` (joined once by the caller); drops stale ones on the way. */
+  render(nowMs: number, parts: string[]): void {
+    const staleBeforeMs = nowMs - this.options.staleAfterMs;
+    for (const [name, family] of this.families) {
+      const headerAt = parts.length;
+      parts.push(family.header);
+      for (const [key, entry] of family.series) {
+        if (entry.seenMs < staleBeforeMs) {
+          family.series.delete(key);
+          this.seriesCount--;
+          continue;
+        }
+        if (entry.valueText === '' || (this.downTargets.has(entry.target) && name !== UP_METRIC)) continue;
+        parts.push(entry.prefix, entry.valueText);
+      }
+      if (family.series.size === 0) this.families.delete(name);
+      if (parts.length === headerAt + 1) parts.pop();
+    }
+  }
+
+  private addOne(sample: Sample, nowMs: number): void {
+    if (sample.name === UP_METRIC) {
+      if (sample.value === 0) this.downTargets.add(sample.target);
+      else this.downTargets.delete(sample.target);
+    }
+    const family = this.families.get(sample.name) ?? this.newFamily(sample.name);
+    if (family === null) return;
+    const key = seriesKey(sample.target, sample.labels);
+    let entry = family.series.get(key);
+    if (entry === undefined) {
+      entry = this.newSeries(sample, key);
+      if (entry === undefined) return;
+      family.series.set(key, entry);
+    }
+    entry.valueText = sample.value === null ? '' : `${formatValue(sample.value)}\n`;
+    entry.seenMs = nowMs;
+  }
+
+  private newFamily(name: string): Family | null {
+    if (!isValidMetricName(name)) {
+      this.refusedSamples.invalid_name++;
+      return null;
+    }
+    if (this.options.reservedNames.has(name)) {
+      this.refusedSamples.reserved_name++;
+      return null;
+    }
+    const description = this.descriptions.get(name);
+    const type = description?.type ?? (name.endsWith('_total') ? 'counter' : 'gauge');
+    const help = description?.help ?? `${name} as last sampled by pgvigil's collectors.`;
+    const family: Family = { header: flat(familyHeader(name, type, help)), series: new Map() };
+    this.families.set(name, family);
+    return family;
+  }
+
+  private newSeries(sample: Sample, key: string): SeriesEntry | undefined {
+    if (this.seriesCount >= this.options.maxSeries) {
+      this.refusedSamples.series_limit++;
+      if (this.droppedKeys.size < MAX_REMEMBERED_DROPS) this.droppedKeys.add(`${sample.name}\u0000${key}`);
+      return undefined;
+    }
+    const pairs: Array<[string, string]> = [['target', sample.target]];
+    for (const name of Object.keys(sample.labels).sort()) {
+      if (name === 'target') continue;
+      if (!isValidLabelName(name)) {
+        this.refusedSamples.invalid_label++;
+        return undefined;
+      }
+      pairs.push([name, sample.labels[name]!]);
+    }
+    this.seriesCount++;
+    this.droppedKeys.delete(`${sample.name}\u0000${key}`);
+    return { target: sample.target, prefix: flat(sample.name, formatLabels(pairs), ' '), valueText: '', seenMs: 0 };
+  }
+}
+
+/**
+ * A series' key within its family: target and labels in name order. Cheaper than labelsKey (no
+ * JSON, and no sort when the collector already gives names in order, as they do) and unambiguous:
+ * the separators are control characters no PostgreSQL identifier or text value contains.
+ */
+function seriesKey(target: string, labels: Labels): string {
+  const names = Object.keys(labels);
+  for (let i = 1; i < names.length; i++) {
+    if (names[i - 1]! > names[i]!) {
+      names.sort();
+      break;
+    }
+  }
+  let key = target;
+  for (const name of names) key += `\u0000${name}\u0001${labels[name]!}`;
+  return key;
+}

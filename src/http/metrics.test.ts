@@ -1,0 +1,261 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../test/helpers/manual-clock.js';
+import { fixtureEvents } from '../../test/integration/metrics-real-feed.js';
+import type { AnyLogEvent, Sample } from '../domain/index.js';
+import { silentLogger } from '../lib/logger.js';
+import { AlertStore } from '../store/alert-store.js';
+import { openStore } from '../store/open-store.js';
+import { StoreWriter } from '../store/store-writer.js';
+import { Metrics, type MetricsOptions } from './metrics.js';
+
+/** `name{a="1",b="2"}` -> value, for the sample lines of an exposition. */
+function parseExposition(text: string): Map<string, number> {
+  const series = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const cut = line.lastIndexOf(' ');
+    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return series;
+}
+
+function setup(options: Partial<MetricsOptions> = {}) {
+  const clock = new ManualClock(Date.UTC(2026, 9, 14, 3, 0, 0));
+  const db = openStore(':memory:');
+  const writer = new StoreWriter(db, clock, silentLogger());
+  const metrics = new Metrics({ clock, version: '0.1.0', ...options });
+  metrics.attachWriter(writer);
+  const scrape = async () => parseExposition(await metrics.render());
+  return { clock, db, writer, metrics, scrape };
+}
+
+const sample = (name: string, labels: Record<string, string>, value: number | null, target = 'db1'): Sample => ({ target, name, labels, tsMs: 0, value });
+
+describe('Metrics from log events', () => {
+  let events: AnyLogEvent[];
+  let scraped: Map<string, number>;
+
+  beforeAll(async () => {
+    events = await fixtureEvents();
+    const { writer, scrape } = setup();
+    writer.enqueue({ events });
+    expect(writer.flush()).toBe(true);
+    scraped = await scrape();
+  });
+
+  const of = <K extends AnyLogEvent['kind']>(kind: K) => events.filter((e): e is Extract<AnyLogEvent, { kind: K }> => e.kind === kind);
+
+  it('counts events by kind and level', () => {
+    const expected = new Map<string, number>();
+    for (const e of events) {
+      const key = `pg_log_events_total{target="${e.target}",kind="${e.kind}",level="${e.level}"}`;
+      expected.set(key, (expected.get(key) ?? 0) + 1);
+    }
+    const got = [...scraped].filter(([k]) => k.startsWith('pg_log_events_total'));
+    expect(new Map(got)).toEqual(expected);
+  });
+
+  it('counts autovacuum runs and their elapsed time per table', () => {
+    const runs = of('autovacuum');
+    expect(runs.length).toBeGreaterThan(5);
+    let total = 0;
+    for (const e of runs) {
+      const d = e.details;
+      const labels = `target="${e.target}",datname="${d.database}",schemaname="${d.schema}",relname="${d.table}"`;
+      const same = runs.filter((r) => r.target === e.target && r.details.database === d.database && r.details.table === d.table && r.details.schema === d.schema);
+      expect(scraped.get(`pg_log_autovacuum_elapsed_seconds_count{${labels}}`)).toBe(same.filter((r) => r.details.elapsed_s !== null).length);
+      expect(scraped.get(`pg_log_autovacuum_elapsed_seconds_sum{${labels}}`)).toBeCloseTo(same.reduce((s, r) => s + (r.details.elapsed_s ?? 0), 0), 6);
+      // The gauge holds what the latest run of the table reported.
+      expect(scraped.get(`pg_log_autovacuum_dead_not_removable_tuples{${labels}}`)).toBe(same.at(-1)!.details.tuples_dead_not_removable);
+      total += 1;
+    }
+    const counted = [...scraped].filter(([k]) => k.startsWith('pg_log_autovacuum_runs_total')).reduce((s, [, v]) => s + v, 0);
+    expect(counted).toBe(total);
+  });
+
+  it('sums parallel workers planned and launched (PG 19)', () => {
+    const withParallel = of('autovacuum').filter((e) => e.details.parallel_workers_planned !== null);
+    expect(withParallel.length).toBeGreaterThan(0);
+    const planned = withParallel.reduce((s, e) => s + e.details.parallel_workers_planned!, 0);
+    const launched = withParallel.reduce((s, e) => s + (e.details.parallel_workers_launched ?? 0), 0);
+    const sum = (prefix: string) => [...scraped].filter(([k]) => k.startsWith(prefix) && k.includes('phase="index_vacuum"')).reduce((s, [, v]) => s + v, 0);
+    expect(sum('pg_log_autovacuum_parallel_workers_planned_total')).toBe(planned);
+    expect(sum('pg_log_autovacuum_parallel_workers_launched_total')).toBe(launched);
+  });
+
+  it('counts recovery conflicts by reason and the waits that finished', () => {
+    const conflicts = of('recovery_conflict');
+    expect(conflicts.length).toBeGreaterThan(0);
+    for (const e of conflicts) {
+      const n = conflicts.filter((c) => c.target === e.target && c.database === e.database && c.details.reason === e.details.reason).length;
+      expect(scraped.get(`pg_log_recovery_conflicts_total{target="${e.target}",datname="${e.database ?? ''}",reason="${e.details.reason ?? 'unknown'}"}`)).toBe(n);
+    }
+    const finished = of('recovery_conflict_wait').filter((e) => e.details.phase === 'finished');
+    expect(finished.length).toBeGreaterThan(0);
+    const waits = [...scraped].filter(([k]) => k.startsWith('pg_log_recovery_conflict_wait_seconds_count')).reduce((s, [, v]) => s + v, 0);
+    expect(waits).toBe(finished.length);
+  });
+
+  it('counts deadlocks, lock timeouts, completed checkpoints and crashes', () => {
+    const total = (prefix: string) => [...scraped].filter(([k]) => k.startsWith(prefix)).reduce((s, [, v]) => s + v, 0);
+    expect(total('pg_log_deadlocks_total')).toBe(of('deadlock').length);
+    expect(total('pg_log_lock_timeouts_total')).toBe(of('lock_timeout').length);
+    expect(total('pg_log_checkpoints_total')).toBe(of('checkpoint').filter((e) => e.details.phase === 'complete').length);
+    expect(total('pg_log_crashes_total')).toBe(of('server_crash').length);
+    expect(of('deadlock').length * of('lock_timeout').length * of('server_crash').length).toBeGreaterThan(0);
+  });
+
+  it('keeps per-table series to the cap and counts the rest under relname=""', async () => {
+    const { writer, scrape } = setup({ maxTablesPerTarget: 1 });
+    const runs = of('autovacuum');
+    writer.enqueue({ events: runs });
+    writer.flush();
+    const got = await scrape();
+    const series = [...got.keys()].filter((k) => k.startsWith('pg_log_autovacuum_elapsed_seconds_count'));
+    // Per target, one table keeps its own series; the others are counted per database under relname="".
+    for (const target of new Set(runs.map((e) => e.target))) {
+      expect(series.filter((k) => k.includes(`target="${target}"`) && !k.includes('relname=""'))).toHaveLength(1);
+    }
+    expect(series.filter((k) => k.includes('relname=""')).length).toBeGreaterThan(0);
+    expect(series.reduce((s, k) => s + got.get(k)!, 0)).toBe(runs.filter((e) => e.details.elapsed_s !== null).length);
+  });
+});
+
+describe('Metrics from a malformed event', () => {
+  it('counts an event whose details break their kind contract instead of throwing into the writer', async () => {
+    const { writer, scrape } = setup();
+    const broken = { kind: 'autovacuum', target: 'db1', tsMs: 0, pid: 1, database: 'shop', user: null, level: 'LOG', sqlstate: null, message: 'x', details: null, source: { file: 'f', offset: 0, line: null } };
+    writer.enqueue({ events: [broken as unknown as AnyLogEvent] });
+    expect(writer.flush()).toBe(true);
+    const got = await scrape();
+    expect(got.get('pgvigil_metrics_event_errors_total{kind="autovacuum"}')).toBe(1);
+    expect(got.get('pg_log_events_total{target="db1",kind="autovacuum",level="LOG"}')).toBe(1);
+  });
+});
+
+describe('Metrics from polled samples', () => {
+  it('exposes the latest value of each series with the target label and the collector help', async () => {
+    const { writer, clock, metrics, scrape } = setup({ descriptions: [{ name: 'pg_stat_user_tables_n_dead_tup', type: 'gauge', help: 'Dead rows.' }] });
+    writer.enqueue({ samples: [sample('pg_stat_user_tables_n_dead_tup', { datname: 'shop', relname: 'orders', schemaname: 'public' }, 10)] });
+    writer.flush();
+    await clock.advance(15_000);
+    writer.enqueue({ samples: [sample('pg_stat_user_tables_n_dead_tup', { relname: 'orders', schemaname: 'public', datname: 'shop' }, 12)] });
+    writer.flush();
+    const text = await metrics.render();
+    expect(text).toContain('# HELP pg_stat_user_tables_n_dead_tup Dead rows.\n# TYPE pg_stat_user_tables_n_dead_tup gauge\n');
+    expect((await scrape()).get('pg_stat_user_tables_n_dead_tup{target="db1",datname="shop",relname="orders",schemaname="public"}')).toBe(12);
+  });
+
+  it('hides a series whose latest value is NULL instead of printing 0', async () => {
+    const { writer, scrape } = setup();
+    writer.enqueue({ samples: [sample('pg_replication_slots_xmin_age_xids', { slot_name: 's' }, 5)] });
+    writer.enqueue({ samples: [sample('pg_replication_slots_xmin_age_xids', { slot_name: 's' }, null)] });
+    writer.flush();
+    expect([...(await scrape()).keys()].filter((k) => k.startsWith('pg_replication_slots'))).toEqual([]);
+  });
+
+  it('drops series not updated for staleAfterMs', async () => {
+    const { writer, clock, scrape } = setup({ staleAfterMs: 60_000 });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1), sample('pg_b', {}, 2)] });
+    writer.flush();
+    await clock.advance(30_000);
+    writer.enqueue({ samples: [sample('pg_b', {}, 3)] });
+    writer.flush();
+    await clock.advance(30_001);
+    const got = await scrape();
+    expect(got.has('pg_a{target="db1"}')).toBe(false);
+    expect(got.get('pg_b{target="db1"}')).toBe(3);
+    expect(got.get('pgvigil_metrics_series')).toBe(1);
+  });
+
+  it('hides a target series while its server is unreachable (pg_up 0), keeping pg_up', async () => {
+    const { writer, scrape } = setup();
+    writer.enqueue({ samples: [sample('pg_up', {}, 1), sample('pg_stat_database_xact_commit_total', { datname: 'shop' }, 5), sample('pg_up', {}, 1, 'db2'), sample('pg_x', {}, 2, 'db2')] });
+    writer.flush();
+    writer.enqueue({ samples: [sample('pg_up', {}, 0)] });
+    writer.flush();
+    expect([...(await scrape()).keys()].filter((k) => k.startsWith('pg_'))).toEqual(['pg_up{target="db1"}', 'pg_up{target="db2"}', 'pg_x{target="db2"}']);
+    writer.enqueue({ samples: [sample('pg_up', {}, 1)] });
+    writer.flush();
+    expect((await scrape()).get('pg_stat_database_xact_commit_total{target="db1",datname="shop"}')).toBe(5);
+  });
+
+  it('refuses series past the limit and counts them', async () => {
+    const { writer, scrape } = setup({ maxSeries: 2 });
+    writer.enqueue({ samples: ['a', 'b', 'c', 'd'].map((relname) => sample('pg_x', { relname }, 1)) });
+    writer.enqueue({ samples: [sample('pg_x', { relname: 'd' }, 2)] });
+    writer.flush();
+    const got = await scrape();
+    expect([...got.keys()].filter((k) => k.startsWith('pg_x'))).toEqual(['pg_x{target="db1",relname="a"}', 'pg_x{target="db1",relname="b"}']);
+    expect(got.get('pgvigil_metrics_dropped_series')).toBe(2);
+    expect(got.get('pgvigil_metrics_refused_samples_total{reason="series_limit"}')).toBe(3);
+    expect(got.get('pgvigil_metrics_series_limit')).toBe(2);
+  });
+
+  it('refuses names and labels Prometheus cannot take, and pgvigil own names', async () => {
+    const { writer, scrape } = setup();
+    writer.enqueue({ samples: [sample('pg:bad', {}, 1), sample('pg_ok', { 'bad-label': 'x' }, 1), sample('pgvigil_metrics_series', {}, 1), sample('pg_log_events_total', {}, 1)] });
+    writer.flush();
+    const got = await scrape();
+    expect(got.get('pgvigil_metrics_refused_samples_total{reason="invalid_name"}')).toBe(1);
+    expect(got.get('pgvigil_metrics_refused_samples_total{reason="invalid_label"}')).toBe(1);
+    expect(got.get('pgvigil_metrics_refused_samples_total{reason="reserved_name"}')).toBe(2);
+    expect(got.get('pgvigil_metrics_series')).toBe(0);
+  });
+
+  it('escapes label values and types counters by their _total suffix', async () => {
+    const { writer, metrics } = setup();
+    writer.enqueue({ samples: [sample('pg_stat_user_tables_seq_scan_total', { relname: 'we"ird\\na\nme' }, 7)] });
+    writer.flush();
+    const text = await metrics.render();
+    expect(text).toContain('# TYPE pg_stat_user_tables_seq_scan_total counter\n');
+    expect(text).toContain('pg_stat_user_tables_seq_scan_total{target="db1",relname="we\\"ird\\\\na\\nme"} 7\n');
+  });
+});
+
+describe('Metrics of pgvigil itself', () => {
+  it('shows firing alerts and forgets resolved ones', async () => {
+    const { db, metrics } = setup();
+    const alerts = new AlertStore(db, []);
+    alerts.fire({ ruleId: 'before-attach', dedupKey: 'b', severity: 'info', target: 'db1', labels: {}, summary: 's', evidence: { eventIds: [], series: [], facts: {} } }, 1);
+    metrics.attachAlerts(alerts);
+    alerts.fire({ ruleId: 'vacuum-held-back', dedupKey: 'k', severity: 'critical', target: 'db1', labels: { 'table-name': 'orders', rule: 'spoof' }, summary: 's', evidence: { eventIds: [], series: [], facts: {} } }, 2);
+    const text = await metrics.render();
+    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="before-attach",severity="info"} 1\n');
+    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="vacuum-held-back",severity="critical",table_name="orders"} 1\n');
+    alerts.resolve('k', 3);
+    expect(await metrics.render()).not.toContain('vacuum-held-back');
+  });
+
+  it('reads the components stats getters at scrape time', async () => {
+    const failures = { network: 2 };
+    const { scrape, writer } = setup({
+      sources: {
+        tailers: () => [{ target: 'db1', source: '/var/log/postgresql', linesRead: 120, bytesRead: 9_000, parseFailures: { bad_prefix: 3 }, lagBytes: 512, lagSeconds: null }],
+        collectors: () => [{ target: 'db1', collector: 'pg_stat_user_tables', polls: 4, errorsByCode: { '57014': 1 }, lastDurationMs: 250 }],
+        writer: () => ({ failing: false, committedRows: 77, backlogRows: 5 }),
+        storeSizeBytes: () => 4096,
+        notifiers: () => [{ channel: 'pagerduty', queueDepth: 2, rejected: 1, delivered: 9, failures }],
+      },
+    });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1)] });
+    writer.flush();
+    const got = await scrape();
+    const tailer = 'target="db1",source="/var/log/postgresql"';
+    expect(got.get(`pgvigil_log_lines_read_total{${tailer}}`)).toBe(120);
+    expect(got.get(`pgvigil_log_read_bytes_total{${tailer}}`)).toBe(9_000);
+    expect(got.get(`pgvigil_log_parse_failures_total{${tailer},reason="bad_prefix"}`)).toBe(3);
+    expect(got.get(`pgvigil_log_lag_bytes{${tailer}}`)).toBe(512);
+    expect(got.has(`pgvigil_log_lag_seconds{${tailer}}`)).toBe(false);
+    expect(got.get('pgvigil_collector_last_duration_seconds{target="db1",collector="pg_stat_user_tables"}')).toBe(0.25);
+    expect(got.get('pgvigil_collector_errors_total{target="db1",collector="pg_stat_user_tables",code="57014"}')).toBe(1);
+    expect(got.get('pgvigil_collector_polls_total{target="db1",collector="pg_stat_user_tables"}')).toBe(4);
+    expect(got.get('pgvigil_store_rows_written_total')).toBe(77);
+    expect(got.get('pgvigil_store_size_bytes')).toBe(4096);
+    expect(got.get('pgvigil_store_write_duration_seconds_count')).toBe(1);
+    expect(got.get('pgvigil_notifier_queue_depth{channel="pagerduty"}')).toBe(2);
+    expect(got.get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(2);
+    failures.network = 5;
+    expect((await scrape()).get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(5);
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * /metrics: the Prometheus exposition of everything pgvigil knows, served from memory.
+ * Owns the metric names and their meaning. Never queries PostgreSQL (a slow server must not make
+ * a scrape time out) and never reads the store at scrape time beyond the cheap stats getters.
+ *
+ * Three parts, one exposition:
+ * - polled samples: the latest value per series, fed by StoreWriter commits (latest-samples.ts);
+ * - log-derived counters and histograms, fed by the same commits (log-metrics.ts);
+ * - pgvigil's own health (self-metrics.ts) and its firing alerts (firing-alerts.ts).
+ *
+ * Naming: `pg_` for what PostgreSQL reports (postgres_exporter's names where it has one for the
+ * same value, without its unit mistakes), `pgvigil_` for pgvigil itself; base units in names,
+ * `_total` on counters; every series carries `target`.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Alert, Clock } from '../domain/index.js';
+import type { FlushResult } from '../store/store-writer.js';
+import { CONTENT_TYPE } from './exposition.js';
+import { ALERT_FIRING_METRIC, FiringAlerts } from './firing-alerts.js';
+import { LatestSamples, type MetricDescription, type RefusalReason } from './latest-samples.js';
+import { LogMetrics } from './log-metrics.js';
+import { registerSelfMetrics, type SelfStatsSources } from './self-metrics.js';
+
+export type { MetricDescription } from './latest-samples.js';
+export type { SelfStatsSources, TailerStats, CollectorStats, WriterStats } from './self-metrics.js';
+
+export interface MetricsOptions {
+  clock: Clock;
+  /** HELP/TYPE of collector series: the union of every Collector.metrics. */
+  descriptions?: readonly MetricDescription[];
+  /** Most polled series exposed; past it samples are refused and counted. Default 50,000. */
+  maxSeries?: number;
+  /** A polled series not updated for this long leaves the exposition. Default 15 min. */
+  staleAfterMs?: number;
+  /** Tables per target with their own log-derived series. Default 200. */
+  maxTablesPerTarget?: number;
+  sources?: SelfStatsSources;
+  /** pgvigil's version for pgvigil_build_info. */
+  version?: string;
+}
+
+/** What Metrics needs of the StoreWriter (structural, so tests can pass a real writer or a stand-in). */
+export interface FlushSource {
+  onFlush(listener: (result: FlushResult) => void): void;
+  readonly stats: { lastWriteMs: number };
+}
+
+/** What Metrics needs of the AlertStore. */
+export interface AlertSource {
+  openAlerts(): Alert[];
+  onTransition(listener: (result: { alert: Alert }) => void): void;
+}
+
+const WRITE_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
+
+export class Metrics {
+  readonly contentType = CONTENT_TYPE;
+  private readonly registry = new Registry();
+  private readonly latest: LatestSamples;
+  private readonly logMetrics: LogMetrics;
+  private readonly firing = new FiringAlerts();
+  private readonly storeWrite: Histogram;
+  private readonly observeErrors: Counter;
+  private readonly clock: Clock;
+
+  constructor(options: MetricsOptions) {
+    this.clock = options.clock;
+    const maxSeries = options.maxSeries ?? 50_000;
+    const registers = [this.registry];
+    this.logMetrics = new LogMetrics(this.registry, { maxTables: options.maxTablesPerTarget ?? 200 });
+    registerSelfMetrics(this.registry, options.sources ?? {}, this.clock.nowMs());
+    this.storeWrite = new Histogram({ name: 'pgvigil_store_write_duration_seconds', help: 'Duration of store commits (one transaction per batch).', buckets: WRITE_BUCKETS_SECONDS, registers });
+    this.observeErrors = new Counter({ name: 'pgvigil_metrics_event_errors_total', help: 'Stored events the log-derived metrics could not count (details not as their kind promises), by kind.', labelNames: ['kind'], registers });
+    new Gauge({ name: 'pgvigil_build_info', help: 'pgvigil version; always 1.', labelNames: ['version', 'nodejs_version'], registers })
+      .set({ version: options.version ?? 'unknown', nodejs_version: process.versions.node }, 1);
+
+    const latest = (): LatestSamples => this.latest;
+    new Gauge({ name: 'pgvigil_metrics_series', help: 'Polled series currently exposed.', registers, collect() { this.set(latest().series); } });
+    new Gauge({ name: 'pgvigil_metrics_series_limit', help: 'Most polled series pgvigil exposes.', registers }).set(maxSeries);
+    new Gauge({ name: 'pgvigil_metrics_dropped_series', help: 'Distinct polled series refused because the series limit was reached.', registers, collect() { this.set(latest().droppedSeries); } });
+    new Counter({
+      name: 'pgvigil_metrics_refused_samples_total', help: 'Samples not exposed, by reason (invalid_name, invalid_label, reserved_name, series_limit).', labelNames: ['reason'], registers,
+      collect() {
+        this.reset();
+        for (const [reason, n] of Object.entries(latest().refusedSamples) as Array<[RefusalReason, number]>) this.inc({ reason }, n);
+      },
+    });
+    // Last: every name registered above is reserved for pgvigil and cannot be taken by a sample.
+    this.latest = new LatestSamples({
+      maxSeries,
+      staleAfterMs: options.staleAfterMs ?? 15 * 60_000,
+      descriptions: options.descriptions ?? [],
+      reservedNames: this.reservedNames(),
+    });
+  }
+
+  /** Subscribes to the writer's commits: polled samples, log events, and the commit's duration. */
+  attachWriter(writer: FlushSource): void {
+    writer.onFlush((result) => {
+      this.observe(result);
+      this.storeWrite.observe(writer.stats.lastWriteMs / 1000);
+    });
+  }
+
+  /** Seeds the firing alerts and follows every transition. */
+  attachAlerts(alerts: AlertSource): void {
+    for (const alert of alerts.openAlerts()) this.firing.update(alert);
+    alerts.onTransition(({ alert }) => this.firing.update(alert));
+  }
+
+  /**
+   * Runs inside the writer's flush: it must not throw, or the writer's other listeners (the rules
+   * engine) would miss the commit. An event it cannot count is counted as an error instead.
+   */
+  observe(result: FlushResult): void {
+    this.latest.add(result.samples, this.clock.nowMs());
+    for (const stored of result.events) {
+      try {
+        this.logMetrics.observe(stored.event);
+      } catch {
+        this.observeErrors.inc({ kind: stored.event.kind });
+      }
+    }
+  }
+
+  /** The exposition as one flat string (see exposition.ts `flat` for why that matters). */
+  async render(): Promise<string> {
+    // Samples first: rendering them evicts stale series, which the series gauge then counts.
+    const samples: string[] = [];
+    this.latest.render(this.clock.nowMs(), samples);
+    const own = await this.registry.metrics();
+    return [own, own.endsWith('\n') ? '' : '\n', ...samples, this.firing.render()].join('');
+  }
+
+  private reservedNames(): Set<string> {
+    const names = new Set<string>([ALERT_FIRING_METRIC]);
+    for (const metric of this.registry.getMetricsAsArray()) {
+      const name = metric.name;
+      for (const suffix of ['', '_bucket', '_sum', '_count']) names.add(name + suffix);
+    }
+    return names;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Generic webhook: a JSON POST per alert transition and per change event, any 2xx accepted.
+ * With a secret, the header `X-Pgvigil-Signature: sha256=<hex>` carries HMAC-SHA256 of the exact
+ * body bytes, so a receiver can check the sender. The secret is never stored in the outbox.
+ */
+import { createHmac } from 'node:crypto';
+import { postJson } from './http-post.js';
+import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
+
+export interface WebhookOptions {
+  /** Outbox channel name; default 'webhook' (several webhooks need distinct names). */
+  channel?: string;
+  url: string;
+  /** HMAC-SHA256 secret; null sends no signature. */
+  hmacSecret?: string | null;
+  requestTimeoutMs?: number;
+}
+
+export const SIGNATURE_HEADER = 'x-pgvigil-signature';
+const ACCEPTED = Array.from({ length: 100 }, (_, i) => 200 + i);
+
+export class WebhookNotifier implements Notifier {
+  readonly channel: string;
+  readonly groupBy = 'alert' as const;
+  readonly groupWaitMs = 0;
+  readonly refreshIntervalMs: number | null = null;
+  readonly rateLimit: Notifier['rateLimit'] = null;
+
+  constructor(private readonly options: WebhookOptions) {
+    this.channel = options.channel ?? 'webhook';
+  }
+
+  format(notification: Notification): Outbound | null {
+    if (notification.kind === 'incident') return null;
+    if (notification.kind === 'change') {
+      const { change } = notification;
+      const payload = {
+        kind: 'change',
+        target: change.target,
+        summary: change.summary,
+        at: new Date(change.tsMs).toISOString(),
+        details: change.details,
+        links: change.links ?? [],
+      };
+      return { action: 'change', dedupKey: `change/${change.target}/${change.tsMs}`, payload };
+    }
+    const { alert, transition } = notification;
+    const payload = {
+      kind: 'alert',
+      status: transition.to,
+      alert_id: alert.id,
+      dedup_key: alert.dedupKey,
+      rule_id: alert.ruleId,
+      severity: alert.severity,
+      target: alert.target,
+      labels: alert.labels,
+      summary: alert.summary,
+      evidence: { event_ids: alert.evidence.eventIds, series: alert.evidence.series, facts: alert.evidence.facts },
+      started_at: new Date(alert.startedMs).toISOString(),
+      at: new Date(transition.tsMs).toISOString(),
+    };
+    return { action: transition.to === 'firing' ? 'trigger' : 'resolve', dedupKey: alert.dedupKey, payload };
+  }
+
+  async send(payload: unknown, nowMs: number): Promise<DeliveryResult> {
+    const body = JSON.stringify(payload);
+    const headers: Record<string, string> = {};
+    if (this.options.hmacSecret) headers[SIGNATURE_HEADER] = signature(this.options.hmacSecret, body);
+    return postJson({ url: this.options.url, body, headers, timeoutMs: this.options.requestTimeoutMs ?? 10_000, accepted: ACCEPTED, nowMs });
+  }
+}
+
+export function signature(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import type { Evidence } from '../domain/index.js';
+import { AlertmanagerNotifier } from '../notify/alertmanager.js';
+import { PagerDutyNotifier } from '../notify/pagerduty.js';
+import { WebhookNotifier } from '../notify/webhook.js';
+import { AlertStore, type FireInput } from './alert-store.js';
+import { openStore, type Db } from './open-store.js';
+
+const T0 = Date.UTC(2026, 9, 14, 3, 0, 0);
+const evidence: Evidence = { eventIds: [], series: [], facts: { held_seconds: 84 } };
+
+function input(table: string, overrides: Partial<FireInput> = {}): FireInput {
+  return {
+    ruleId: 'vacuum-held-back',
+    dedupKey: `vacuum-held-back/db1/shop/${table}`,
+    severity: 'warning',
+    target: 'db1',
+    labels: { database: 'shop', table },
+    summary: `dead tuples pile up on shop.public.${table}`,
+    evidence,
+    ...overrides,
+  };
+}
+
+function setup(): { db: Db; store: AlertStore } {
+  const db = openStore(':memory:');
+  const notifiers = [
+    new PagerDutyNotifier({ routingKey: 'k'.repeat(32), groupWaitMs: 10_000 }),
+    new AlertmanagerNotifier({ url: 'http://127.0.0.1:9093' }),
+    new WebhookNotifier({ url: 'http://127.0.0.1:1/hook' }),
+  ];
+  return { db, store: new AlertStore(db, notifiers) };
+}
+
+interface OutboxRowView { channel: string; dedup_key: string; action: string; payload: string; next_attempt_ms: number; revision: number }
+
+function outbox(db: Db): OutboxRowView[] {
+  return db.prepare('SELECT channel, dedup_key, action, payload, next_attempt_ms, revision FROM outbox ORDER BY id').all() as OutboxRowView[];
+}
+
+describe('AlertStore', () => {
+  it('writes a firing alert, its transition and one outbox row per channel in one go', () => {
+    const { db, store } = setup();
+    const { alert, transition } = store.fire(input('orders'), T0);
+    expect(alert).toMatchObject({ state: 'firing', startedMs: T0, labels: { table: 'orders' } });
+    expect(transition?.to).toBe('firing');
+    expect(db.prepare('SELECT to_state FROM alert_transitions').pluck().all()).toEqual(['firing']);
+    const rows = outbox(db);
+    expect(rows.map((r) => [r.channel, r.action])).toEqual([['pagerduty', 'trigger'], ['alertmanager', 'trigger'], ['webhook', 'trigger']]);
+    // PagerDuty's first trigger of a new incident waits for the storm; the others go at once.
+    expect(rows.map((r) => r.next_attempt_ms)).toEqual([T0 + 10_000, T0, T0]);
+    expect(rows[0]!.payload).not.toContain('k'.repeat(32));
+  });
+
+  it('rolls the alert back when filing its notification fails', () => {
+    const { db, store } = setup();
+    db.exec(`CREATE TRIGGER no_outbox BEFORE INSERT ON outbox BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    expect(() => store.fire(input('orders'), T0)).toThrow(/disk full/);
+    expect(db.prepare('SELECT count(*) FROM alerts').pluck().get()).toBe(0);
+    expect(store.openAlerts()).toEqual([]);
+  });
+
+  it('groups alerts of one rule on one target into one incident and coalesces its pending trigger', () => {
+    const { db, store } = setup();
+    store.fire(input('orders'), T0);
+    store.fire(input('lines'), T0 + 1_000);
+    store.fire(input('items'), T0 + 2_000);
+    const pd = outbox(db).filter((r) => r.channel === 'pagerduty');
+    expect(pd).toHaveLength(1);
+    expect(pd[0]!.revision).toBe(2);
+    expect(pd[0]!.next_attempt_ms).toBe(T0 + 10_000);
+    const body = (JSON.parse(pd[0]!.payload) as { body: { payload: { summary: string; custom_details: { firing: number } } } }).body;
+    expect(body.payload.summary).toMatch(/^vacuum-held-back on db1: 3 tables: /);
+    expect(body.payload.custom_details.firing).toBe(3);
+    // Per-alert channels still hear about every alert.
+    expect(outbox(db).filter((r) => r.channel === 'webhook')).toHaveLength(3);
+  });
+
+  it('resolves the incident only when its last member resolves', () => {
+    const { db, store } = setup();
+    store.fire(input('orders'), T0);
+    store.fire(input('lines'), T0);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(db.prepare(`SELECT state FROM incidents`).pluck().all()).toEqual(['firing']);
+    store.resolve(input('lines').dedupKey, T0 + 120_000);
+    expect(db.prepare(`SELECT state FROM incidents`).pluck().all()).toEqual(['resolved']);
+    const pd = outbox(db).filter((r) => r.channel === 'pagerduty');
+    expect(pd.map((r) => r.action)).toEqual(['trigger', 'resolve']);
+    // One dedup key for the whole incident: the resolve closes what the trigger opened.
+    expect(new Set(pd.map((r) => r.dedup_key)).size).toBe(1);
+  });
+
+  it('opens a new incident with a new dedup key after the previous one resolved', () => {
+    const { db, store } = setup();
+    store.fire(input('orders'), T0);
+    store.resolve(input('orders').dedupKey, T0 + 1);
+    store.fire(input('orders'), T0 + 2);
+    const keys = db.prepare('SELECT dedup_key FROM incidents ORDER BY id').pluck().all();
+    expect(keys).toEqual([`pgvigil/db1/vacuum-held-back/${T0}-1`, `pgvigil/db1/vacuum-held-back/${T0 + 2}-2`]);
+  });
+
+  it('refreshes a firing alert without notifying unless its severity changes', () => {
+    const { db, store } = setup();
+    store.fire(input('orders'), T0);
+    const before = outbox(db).length;
+    const same = store.fire(input('orders', { summary: 'still piling up' }), T0 + 5_000);
+    expect(same.transition).toBeNull();
+    expect(same.alert.summary).toBe('still piling up');
+    expect(outbox(db)).toHaveLength(before);
+    const worse = store.fire(input('orders', { severity: 'critical' }), T0 + 10_000);
+    expect(worse.transition?.to).toBe('firing');
+    expect(db.prepare('SELECT count(*) FROM alerts').pluck().get()).toBe(1);
+    const pd = JSON.parse(outbox(db).find((r) => r.channel === 'pagerduty')!.payload) as { body: { payload: { severity: string } } };
+    expect(pd.body.payload.severity).toBe('critical');
+  });
+
+  it('returns null when resolving a key that is not firing', () => {
+    const { store } = setup();
+    expect(store.resolve('nothing/here', T0)).toBeNull();
+  });
+
+  it('tells listeners about every committed change', () => {
+    const { store } = setup();
+    const seen: string[] = [];
+    store.onTransition(({ alert, transition }) => seen.push(`${alert.state}:${transition?.to ?? 'none'}`));
+    store.fire(input('orders'), T0);
+    store.fire(input('orders'), T0 + 1);
+    store.resolve(input('orders').dedupKey, T0 + 2);
+    expect(seen).toEqual(['firing:firing', 'firing:none', 'resolved:resolved']);
+  });
+
+  it('re-files firing alerts for channels that expire them, once per pending row', () => {
+    const { db, store } = setup();
+    store.fire(input('orders'), T0);
+    db.prepare(`DELETE FROM outbox WHERE channel = 'alertmanager'`).run();
+    expect(store.enqueueRefresh(T0 + 60_000)).toBe(1);
+    expect(store.enqueueRefresh(T0 + 60_001)).toBe(0);
+    expect(outbox(db).filter((r) => r.channel === 'alertmanager').map((r) => r.action)).toEqual(['trigger']);
+  });
+});

@@ -1,0 +1,205 @@
+/**
+ * Read queries for the HTTP API and reports: events, series (downsampled by step), alerts with
+ * their evidence. Owns no writes. Callers validate parameters; these functions trust them.
+ */
+import type { Alert, EventKind, LogLevel } from '../domain/index.js';
+import { OutboxTable, type OutboxRow } from '../notify/outbox-table.js';
+import { alertFromRow, type AlertRow } from './alert-store.js';
+import type { Db } from './open-store.js';
+
+export interface EventQuery {
+  fromMs: number;
+  toMs: number;
+  kind?: EventKind;
+  database?: string;
+  target?: string;
+  limit: number;
+}
+
+export interface StoredEventView {
+  id: number;
+  target: string;
+  tsMs: number;
+  kind: EventKind;
+  level: LogLevel;
+  sqlstate: string | null;
+  pid: number | null;
+  database: string | null;
+  user: string | null;
+  message: string;
+  details: unknown;
+  sourceFile: string;
+  sourceOffset: number;
+}
+
+export interface SeriesQuery {
+  name: string;
+  /** Series whose labels include all of these. */
+  labels: Record<string, string>;
+  target?: string;
+  fromMs: number;
+  toMs: number;
+  stepMs: number;
+}
+
+export interface SeriesView {
+  target: string;
+  labels: Record<string, string>;
+  /** [tsMs, value]: the last sample of each step window (value null when the server reported NULL). */
+  points: Array<[number, number | null]>;
+}
+
+export interface AlertQuery {
+  state?: 'firing' | 'resolved';
+  /** Alerts that were firing at some point in [fromMs, toMs]. */
+  fromMs?: number;
+  toMs?: number;
+  limit: number;
+}
+
+export interface AlertDetail {
+  alert: Alert;
+  transitions: Array<{ tsMs: number; to: 'firing' | 'resolved' }>;
+  incident: { dedupKey: string; state: 'firing' | 'resolved'; members: number } | null;
+  /** The stored events the evidence names (those retention has not removed yet). */
+  events: StoredEventView[];
+  /** Notifications still in the outbox (pending or rejected); delivered ones are gone. */
+  notifications: OutboxRow[];
+}
+
+export class TooManySeriesError extends Error {
+  readonly code = 'too_many_series';
+}
+
+/** A row of the events table as SQLite returns it. */
+export interface EventRow {
+  id: number;
+  target: string;
+  ts_ms: number;
+  kind: string;
+  level: string;
+  sqlstate: string | null;
+  pid: number | null;
+  database: string | null;
+  user_name: string | null;
+  message: string;
+  details: string;
+  source_file: string;
+  source_offset: number;
+}
+
+const MAX_EVIDENCE_EVENTS = 200;
+
+export class StoreQueries {
+  private readonly outbox: OutboxTable;
+  private readonly sql;
+
+  constructor(private readonly db: Db, private readonly maxSeries = 1_000) {
+    this.outbox = new OutboxTable(db);
+    this.sql = {
+      seriesByName: db.prepare('SELECT id, target, labels FROM series WHERE name = ?'),
+      points: db.prepare(
+        `SELECT max(ts_ms) AS ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ?
+         GROUP BY (ts_ms - CAST(? AS INTEGER)) / CAST(? AS INTEGER) ORDER BY 1`,
+      ),
+      alertById: db.prepare('SELECT * FROM alerts WHERE id = ?'),
+      transitions: db.prepare('SELECT ts_ms, to_state FROM alert_transitions WHERE alert_id = ? ORDER BY ts_ms, id'),
+      incident: db.prepare(
+        `SELECT i.dedup_key, i.state, (SELECT count(*) FROM alerts a WHERE a.incident_id = i.id) AS members
+         FROM incidents i WHERE i.id = ?`,
+      ),
+    };
+  }
+
+  /** Newest first. */
+  events(query: EventQuery): StoredEventView[] {
+    const where = ['ts_ms >= ?', 'ts_ms <= ?'];
+    const params: unknown[] = [query.fromMs, query.toMs];
+    if (query.kind !== undefined) (where.push('kind = ?'), params.push(query.kind));
+    if (query.database !== undefined) (where.push('database = ?'), params.push(query.database));
+    if (query.target !== undefined) (where.push('target = ?'), params.push(query.target));
+    const rows = this.db
+      .prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY ts_ms DESC, id DESC LIMIT ?`)
+      .all(...params, query.limit) as EventRow[];
+    return rows.map(eventFromRow);
+  }
+
+  /** Throws TooManySeriesError when the name and labels match more than maxSeries series. */
+  series(query: SeriesQuery): SeriesView[] {
+    const wanted = Object.entries(query.labels);
+    const matches = (this.sql.seriesByName.all(query.name) as Array<{ id: number; target: string; labels: string }>)
+      .filter((s) => query.target === undefined || s.target === query.target)
+      .map((s) => ({ id: s.id, target: s.target, labels: Object.fromEntries(JSON.parse(s.labels) as Array<[string, string]>) }))
+      .filter((s) => wanted.every(([key, value]) => s.labels[key] === value));
+    if (matches.length > this.maxSeries) {
+      throw new TooManySeriesError(`${matches.length} series match name ${query.name} and these labels; at most ${this.maxSeries} per request: add labels or a target`);
+    }
+    return matches.map((s) => ({
+      target: s.target,
+      labels: s.labels,
+      points: (this.sql.points.all(s.id, query.fromMs, query.toMs, query.fromMs, query.stepMs) as Array<{ ts_ms: number; value: number | null }>)
+        .map((p): [number, number | null] => [p.ts_ms, p.value]),
+    }));
+  }
+
+  /** Newest first. */
+  alerts(query: AlertQuery): Alert[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (query.state !== undefined) (where.push('state = ?'), params.push(query.state));
+    if (query.toMs !== undefined) (where.push('started_ms <= ?'), params.push(query.toMs));
+    if (query.fromMs !== undefined) (where.push('(resolved_ms IS NULL OR resolved_ms >= ?)'), params.push(query.fromMs));
+    const sql = `SELECT * FROM alerts ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_ms DESC, id DESC LIMIT ?`;
+    return (this.db.prepare(sql).all(...params, query.limit) as AlertRow[]).map(alertFromRow);
+  }
+
+  alert(id: number): AlertDetail | null {
+    const row = this.sql.alertById.get(id) as AlertRow | undefined;
+    if (!row) return null;
+    const alert = alertFromRow(row);
+    const incident = row.incident_id === null
+      ? undefined
+      : (this.sql.incident.get(row.incident_id) as { dedup_key: string; state: 'firing' | 'resolved'; members: number } | undefined);
+    return {
+      alert,
+      transitions: (this.sql.transitions.all(id) as Array<{ ts_ms: number; to_state: 'firing' | 'resolved' }>)
+        .map((t) => ({ tsMs: t.ts_ms, to: t.to_state })),
+      incident: incident ? { dedupKey: incident.dedup_key, state: incident.state, members: incident.members } : null,
+      events: this.eventsById(alert.evidence.eventIds.slice(0, MAX_EVIDENCE_EVENTS)),
+      notifications: this.outbox.forAlert(id),
+    };
+  }
+
+  private eventsById(ids: number[]): StoredEventView[] {
+    if (ids.length === 0) return [];
+    const rows = this.db.prepare(`SELECT * FROM events WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY ts_ms, id`).all(...ids) as EventRow[];
+    return rows.map(eventFromRow);
+  }
+}
+
+function eventFromRow(row: EventRow): StoredEventView {
+  return {
+    id: row.id,
+    target: row.target,
+    tsMs: row.ts_ms,
+    kind: row.kind as EventKind,
+    level: row.level as LogLevel,
+    sqlstate: row.sqlstate,
+    pid: row.pid,
+    database: row.database,
+    user: row.user_name,
+    message: row.message,
+    details: decodeDetails(row.details),
+    sourceFile: row.source_file,
+    sourceOffset: row.source_offset,
+  };
+}
+
+/** The writer stores JSON; a row damaged outside pgvigil shows its raw text instead of failing the request. */
+function decodeDetails(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { unreadable_details: text };
+  }
+}
