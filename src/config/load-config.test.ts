@@ -77,6 +77,14 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig({ file: join(dir, 'absent.yaml'), env: {} }))[0]).toMatch(/cannot read the config file/);
   });
 
+  it('names unknown rule ids and thresholds with the allowed ones', () => {
+    const path = file('rules.yaml', 'rules:\n  disabled: [no-such-rule]\n  thresholds:\n    server-crashed: { bogus: 1 }\n');
+    const problems = problemsOf(() => loadConfig({ file: path, env: {} }));
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^rules\.disabled: unknown rule id "no-such-rule" \(known: repack-holds-vacuum, /);
+    expect(problems[1]).toMatch(/^rules\.thresholds\.server-crashed\.bogus: unknown threshold \(allowed: /);
+  });
+
   it('refuses the dsn shorthand together with a targets list, and duplicate target names', () => {
     const path = file('both.yaml', 'dsn: postgres://x\ntargets:\n  - name: a\n  - name: a\n');
     expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([

@@ -8,6 +8,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
 import { ConfigError, type ConfigProblem } from './config-error.js';
+import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
 export const OVERRIDABLE_KEYS = ['dsn', 'log', 'db', 'listen', 'log_level', 'http_token_file'] as const;
@@ -37,6 +38,7 @@ export interface Config {
     alertmanager: { url: string } | null;
     webhooks: Array<{ url: string; hmacSecret: string | null }>;
   };
+  rules: RulesOptions;
 }
 
 export interface LoadConfigInput {
@@ -150,8 +152,28 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     problems.push({ path: 'notify.pagerduty', message: 'needs routing_key, routing_key_file or PGVIGIL_PAGERDUTY_ROUTING_KEY' });
   }
 
+  const rules: RulesOptions = {
+    disabled: raw.rules.disabled,
+    intervalMs: raw.rules.interval_ms,
+    holdDownMs: raw.rules.hold_down_ms,
+    refireMinIntervalMs: raw.rules.refire_min_interval_ms,
+    flushMinGapMs: raw.rules.flush_min_gap_ms,
+    staleAfterMs: raw.rules.stale_after_ms,
+    thresholds: thresholdsFromConfig(raw.rules.thresholds),
+  };
+  try {
+    buildRules(rules);
+  } catch (err) {
+    if (!(err instanceof RulesConfigError)) throw err;
+    for (const problem of err.problems) {
+      const at = problem.indexOf(': ');
+      problems.push({ path: problem.slice(0, at), message: problem.slice(at + 2) });
+    }
+  }
+
   return {
     source,
+    rules,
     listen: { host, port },
     dbPath: raw.db,
     logLevel: raw.log_level,

@@ -85,6 +85,22 @@ const notify = z
   })
   .strict();
 
+const rules = z
+  .object({
+    /** Rule ids not to evaluate (docs/rules.md lists them). */
+    disabled: z.array(z.string()).default([]),
+    interval_ms: durationMs.default(5_000),
+    /** A condition must stay gone this long before its alert resolves (no flapping pages). */
+    hold_down_ms: durationMs.default(60_000),
+    refire_min_interval_ms: durationMs.default(60_000),
+    flush_min_gap_ms: durationMs.default(1_000),
+    /** A sample older than this no longer counts as the latest value. */
+    stale_after_ms: durationMs.default(60_000),
+    /** Per rule id, thresholds that differ from the defaults (snake_case keys, docs/rules.md). */
+    thresholds: z.record(z.string(), z.record(z.string(), z.number())).default({}),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     listen: hostPort.default('127.0.0.1:9899'),
@@ -99,6 +115,7 @@ export const configSchema = z
     collectors: collectors.default(collectors.parse({})),
     retention: retention.default(retention.parse({})),
     notify: notify.default(notify.parse({})),
+    rules: rules.default(rules.parse({})),
   })
   .strict();
 

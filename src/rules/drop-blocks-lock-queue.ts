@@ -1,0 +1,189 @@
+/**
+ * drop-blocks-lock-queue: a DROP TABLE, TRUNCATE, ALTER TABLE (or a rewrite's swap) waits for
+ * ACCESS EXCLUSIVE behind a reader, and because PostgreSQL does not let later requests jump ahead
+ * of a queued exclusive lock, every query on the table that arrives after it waits too: a table
+ * "nobody uses" is unavailable for as long as the oldest transaction on it stays open
+ * (seed 003_e3cc2138bb41931f.txt).
+ *
+ * Two sources, merged per waiting DDL session:
+ * - log_lock_waits (on by default from 19): the DDL's own `still waiting for AccessExclusiveLock`
+ *   (its STATEMENT says what it is, its DETAIL who holds the lock), and the queries queued behind
+ *   it: later waiters on the same relation and the PIDs after the DDL's in any `Wait queue:`. The
+ *   wait ends with the DDL's `acquired` line, its error (lock_timeout, deadlock, cancel), a server
+ *   restart, or its absence from a complete lock-wait sample; with no news for `activeForMs` it is
+ *   given up.
+ * - the pg_lock_waits samples (lock-wait-samples.ts): a waiting DDL session and the sessions whose
+ *   pg_blocking_pids name it.
+ */
+import type { RuleView, RuleEvent } from './rule-view.js';
+import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { allWaitersSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
+import { tableCommandOf } from './statements.js';
+import { formatDuration, plural } from './summary-format.js';
+
+export const ID = 'drop-blocks-lock-queue';
+
+export interface DropBlocksLockQueueOptions {
+  minBlockedQueries: number;
+  /** Escalate to error at this many queued queries. */
+  errorBlockedQueries: number;
+  /** A logged wait with no end logged is forgotten after this long. */
+  activeForMs: number;
+}
+
+export const DEFAULTS: DropBlocksLockQueueOptions = { minBlockedQueries: 1, errorBlockedQueries: 10, activeForMs: 30 * 60_000 };
+
+const EXCLUSIVE = 'AccessExclusiveLock';
+const QUEUEING_COMMANDS = new Set(['DROP TABLE', 'TRUNCATE', 'ALTER TABLE', 'DROP INDEX', 'LOCK TABLE', 'REINDEX', 'REPACK', 'VACUUM FULL', 'CLUSTER']);
+const ENDED_PHASES = new Set(['acquired', 'failed', 'detected_deadlock']);
+const ERROR_LEVELS = new Set(['ERROR', 'FATAL', 'PANIC']);
+
+type Wait = RuleEvent<'lock_wait'>;
+
+/** One DDL session waiting for ACCESS EXCLUSIVE, as the log and the samples show it. */
+interface QueuedDdl {
+  target: string;
+  pid: number;
+  /** "DROP TABLE build_logs" */
+  what: string;
+  database: string | null;
+  waitStartMs: number;
+  holders: Set<number>;
+  blocked: Set<number>;
+  eventIds: number[];
+  lock: string | null;
+  statement: string | null;
+}
+
+export function dropBlocksLockQueue(options: DropBlocksLockQueueOptions = DEFAULTS): Rule {
+  return {
+    id: ID,
+    severity: 'warning',
+    description: 'A DROP / TRUNCATE / ALTER waits for ACCESS EXCLUSIVE and every later query on the table queues behind it.',
+    evaluate(view, nowMs) {
+      const samples = sampledWaiters(view);
+      const queued = new Map<string, QueuedDdl>();
+      for (const ddl of [...fromLog(view, nowMs - options.activeForMs, samples), ...fromSamples(samples)]) {
+        const key = findingKey(ID, ddl.target, ddl.pid);
+        const known = queued.get(key);
+        if (!known) queued.set(key, ddl);
+        else merge(known, ddl);
+      }
+      const findings: Finding[] = [];
+      for (const [key, ddl] of queued) {
+        for (const s of samples) {
+          if (s.target === ddl.target && s.pid !== ddl.pid && s.blockingPids.includes(ddl.pid) && !ddl.holders.has(s.pid)) ddl.blocked.add(s.pid);
+        }
+        if (ddl.blocked.size >= options.minBlockedQueries) findings.push(finding(key, ddl, nowMs, options));
+      }
+      return findings;
+    },
+  };
+}
+
+function isQueueingDdl(mode: string, statement: string | null): ReturnType<typeof tableCommandOf> {
+  const command = tableCommandOf(statement);
+  return mode === EXCLUSIVE && command && QUEUEING_COMMANDS.has(command.command) ? command : null;
+}
+
+function fromLog(view: RuleView, sinceMs: number, samples: SampledWaiter[]): QueuedDdl[] {
+  const waits = view.events('lock_wait', { sinceMs });
+  const out: QueuedDdl[] = [];
+  for (const w of waits) {
+    const command = isQueueingDdl(w.details.lock_mode, w.details.statement);
+    if (w.details.phase !== 'waiting' || !command || w.details.lock_object.relation_oid === null) continue;
+    if (out.some((d) => d.target === w.target && d.pid === w.details.waiting_pid) || ended(view, w, samples)) continue;
+    const holders = new Set(w.details.holder_pids ?? []);
+    const behind = queuedBehind(w, holders, waits);
+    out.push({
+      target: w.target, pid: w.details.waiting_pid, what: `${command.command} ${command.relation ?? ''}`.trim(), database: w.database,
+      waitStartMs: w.tsMs - (w.details.wait_ms ?? 0), holders, blocked: behind.pids, eventIds: [w.id, ...behind.eventIds],
+      lock: w.details.lock_object.description, statement: w.details.statement,
+    });
+  }
+  return out;
+}
+
+function fromSamples(samples: SampledWaiter[]): QueuedDdl[] {
+  return samples.flatMap((s) => {
+    const command = isQueueingDdl(s.mode, s.query);
+    if (!command) return [];
+    return [{
+      target: s.target, pid: s.pid, what: `${command.command} ${command.relation ?? s.relname}`.trim(), database: s.datname || null,
+      waitStartMs: s.tsMs - (s.waitSeconds ?? 0) * 1000, holders: new Set(s.blockingPids), blocked: new Set<number>(), eventIds: [],
+      lock: s.relname ? `relation ${s.relname}` : null, statement: s.query,
+    }];
+  });
+}
+
+/** The log knows the statement and lock best; the samples may have seen the wait start earlier or more holders. */
+function merge(into: QueuedDdl, from: QueuedDdl): void {
+  into.waitStartMs = Math.min(into.waitStartMs, from.waitStartMs);
+  from.holders.forEach((p) => into.holders.add(p));
+  from.blocked.forEach((p) => into.blocked.add(p));
+}
+
+function sameLock(a: Wait, b: Wait): boolean {
+  const x = a.details.lock_object;
+  const y = b.details.lock_object;
+  return a.target === b.target && x.relation_oid === y.relation_oid && x.database_oid === y.database_oid;
+}
+
+function ended(view: RuleView, w: Wait, samples: SampledWaiter[]): boolean {
+  const pid = w.details.waiting_pid;
+  const after = { sinceMs: w.tsMs, target: w.target, pid };
+  if (view.events('lock_wait', after).some((e) => e.id !== w.id && ENDED_PHASES.has(e.details.phase) && sameLock(e, w))) return true;
+  const failed = (['lock_timeout', 'deadlock', 'statement_timeout', 'generic'] as const)
+    .some((kind) => view.events(kind, after).some((e) => e.id !== w.id && ERROR_LEVELS.has(e.level)));
+  if (failed || view.events('server_restart', { sinceMs: w.tsMs, target: w.target }).length > 0) return true;
+  // Cancelled without a logged error (a client disconnect): the complete samples no longer show it.
+  return w.database !== null && allWaitersSampled(view, w.target, w.database) &&
+    !samples.some((s) => s.target === w.target && s.pid === pid);
+}
+
+/** Sessions queued behind the DDL: later waiters on the relation and PIDs after it in a wait queue. */
+function queuedBehind(ddl: Wait, holders: Set<number>, waits: Wait[]): { pids: Set<number>; eventIds: number[] } {
+  const pid = ddl.details.waiting_pid;
+  const startMs = ddl.tsMs - (ddl.details.wait_ms ?? 0);
+  const pids = new Set<number>();
+  const eventIds: number[] = [];
+  for (const w of waits) {
+    // A session that waited before the DDL's own line was logged is in front of it, not behind.
+    if (!sameLock(w, ddl) || (w.tsMs < ddl.tsMs && w.id !== ddl.id)) continue;
+    const queue = w.details.queue_pids ?? [];
+    const position = queue.indexOf(pid);
+    const behind = position >= 0 ? queue.slice(position + 1) : [];
+    const waiter = w.details.waiting_pid;
+    const waitStartMs = w.tsMs - (w.details.wait_ms ?? 0);
+    if (waiter !== pid && w.details.phase === 'waiting' && waitStartMs >= startMs) behind.push(waiter);
+    const added = behind.filter((p) => p !== pid && !holders.has(p) && !pids.has(p));
+    added.forEach((p) => pids.add(p));
+    if (added.length > 0 && w.id !== ddl.id) eventIds.push(w.id);
+  }
+  return { pids, eventIds };
+}
+
+function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQueueOptions): Finding {
+  const waitedMs = nowMs - ddl.waitStartMs;
+  const holders = [...ddl.holders].sort((a, b) => a - b);
+  const behind = holders.length > 0 ? ` behind pid ${holders.join(', ')}` : '';
+  return {
+    dedupKey: key,
+    target: ddl.target,
+    labels: { database: ddl.database ?? '', pid: String(ddl.pid) },
+    severity: ddl.blocked.size >= o.errorBlockedQueries ? 'error' : 'warning',
+    summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${EXCLUSIVE}${behind} and blocks ` +
+      `${plural(ddl.blocked.size, 'query', 'queries')} queued behind it`,
+    evidence: evidenceOf({
+      eventIds: ddl.eventIds,
+      facts: {
+        waiting_pid: ddl.pid,
+        statement: ddl.statement,
+        lock: ddl.lock,
+        holder_pids: holders.join(', ') || null,
+        blocked_pids: [...ddl.blocked].sort((a, b) => a - b).join(', '),
+        waited_seconds: Math.round(waitedMs / 1000),
+      },
+    }),
+  };
+}

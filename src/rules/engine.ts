@@ -1,0 +1,249 @@
+/**
+ * The rules engine: evaluates every enabled rule on an interval and right after the store writer
+ * commits, and turns findings into alert transitions.
+ *
+ * Owns: when rules run, isolating their failures, and the firing/resolved state machine per dedup
+ * key (fire on appearance; update only on a severity change or, rate-limited, a new summary;
+ * resolve once a finding has been absent for the hold-down, so a flapping condition pages once).
+ * Never: SQL (the RuleViewSource reads the store), formatting notifications (AlertSink and the
+ * notifiers do), or any judgement about the database (rules do).
+ *
+ * A rule that throws is counted and logged with its id; the other rules still run, and the
+ * throwing rule's open alerts are neither resolved nor refreshed until it evaluates again.
+ */
+import type { Clock, Component, Severity } from '../domain/index.js';
+import type { FireInput } from '../store/alert-store.js';
+import type { Finding, Rule } from './rule.js';
+import type { RuleViewSource } from './rule-view.js';
+
+export type AlertFireInput = FireInput;
+
+/** What the engine writes alerts through (src/store/alert-store.ts implements it). */
+export interface AlertSink {
+  fire(alert: AlertFireInput, nowMs: number): unknown;
+  resolve(dedupKey: string, nowMs: number): unknown;
+  /** Alerts open in the store, so a restart resolves conditions that ended while pgvigil was down. */
+  openAlerts?(): ReadonlyArray<{ ruleId: string; dedupKey: string; severity?: Severity; summary?: string }>;
+}
+
+export interface EngineOptions {
+  /** Evaluation interval. */
+  intervalMs: number;
+  /** A finding must stay absent this long before its alert resolves. */
+  holdDownMs: number;
+  /**
+   * An open alert whose summary changed is re-fired at most this often: AlertStore then updates
+   * the stored summary and evidence, and notifies only if the severity changed.
+   */
+  refireMinIntervalMs: number;
+  /** Evaluations triggered by store commits are at least this far apart. */
+  flushMinGapMs: number;
+}
+
+export const ENGINE_DEFAULTS: EngineOptions = {
+  intervalMs: 5_000,
+  holdDownMs: 60_000,
+  refireMinIntervalMs: 60_000,
+  flushMinGapMs: 1_000,
+};
+
+interface Logger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface EngineDeps {
+  rules: readonly Rule[];
+  views: RuleViewSource;
+  alerts: AlertSink;
+  clock: Clock;
+  log: Logger;
+  /** The store writer: evaluate right after each commit. */
+  commits?: { onFlush(listener: () => void): void };
+  options?: Partial<EngineOptions>;
+}
+
+interface OpenAlert {
+  ruleId: string;
+  severity: Severity | null;
+  summary: string | null;
+  lastSeenMs: number;
+  lastFiredMs: number;
+}
+
+export interface EvaluationReport {
+  fired: string[];
+  updated: string[];
+  resolved: string[];
+  failedRules: string[];
+}
+
+export interface EngineStats {
+  evaluations: number;
+  lastEvaluationMs: number | null;
+  /** Throws per rule id since start. */
+  ruleFailures: Record<string, number>;
+  /** fire/resolve calls that threw (the store could not write); retried on the next evaluation. */
+  sinkFailures: number;
+  /** Findings dropped because another finding of the same evaluation had the same dedup key. */
+  duplicateFindings: number;
+  openAlerts: number;
+}
+
+export class RuleEngine implements Component {
+  readonly name = 'rules';
+  private readonly rules: readonly Rule[];
+  private readonly options: EngineOptions;
+  private readonly open = new Map<string, OpenAlert>();
+  private timer: { cancel(): void } | null = null;
+  private running = false;
+  private commitEvaluationQueued = false;
+  private lastRunMs = -Infinity;
+  private readonly counters = { evaluations: 0, lastEvaluationMs: null as number | null, sinkFailures: 0, duplicateFindings: 0 };
+  private readonly ruleFailures = new Map<string, number>();
+
+  constructor(private readonly deps: EngineDeps) {
+    this.rules = deps.rules;
+    this.options = { ...ENGINE_DEFAULTS, ...deps.options };
+    deps.commits?.onFlush(() => this.afterCommit());
+  }
+
+  async start(): Promise<void> {
+    this.loadFiring();
+    this.running = true;
+    this.timer = this.deps.clock.setInterval(() => this.tick(), this.options.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  get stats(): EngineStats {
+    return {
+      ...this.counters,
+      ruleFailures: Object.fromEntries(this.ruleFailures),
+      openAlerts: this.open.size,
+    };
+  }
+
+  /** One evaluation of every rule at `nowMs` (the clock's time by default). */
+  evaluate(nowMs: number = this.deps.clock.nowMs()): EvaluationReport {
+    const started = performance.now();
+    this.lastRunMs = nowMs;
+    const report: EvaluationReport = { fired: [], updated: [], resolved: [], failedRules: [] };
+    const view = this.deps.views.at(nowMs);
+    const seen = new Set<string>();
+    for (const rule of this.rules) {
+      let findings: Finding[];
+      try {
+        findings = rule.evaluate(view, nowMs);
+      } catch (err) {
+        this.ruleFailures.set(rule.id, (this.ruleFailures.get(rule.id) ?? 0) + 1);
+        this.deps.log.error({ err, ruleId: rule.id }, 'rule failed; its open alerts are kept as they are');
+        report.failedRules.push(rule.id);
+        continue;
+      }
+      for (const finding of findings) {
+        if (seen.has(finding.dedupKey)) {
+          this.counters.duplicateFindings++;
+          continue;
+        }
+        seen.add(finding.dedupKey);
+        this.apply(rule, finding, nowMs, report);
+      }
+    }
+    this.resolveAbsent(seen, new Set(report.failedRules), nowMs, report);
+    this.counters.evaluations++;
+    this.counters.lastEvaluationMs = performance.now() - started;
+    return report;
+  }
+
+  private apply(rule: Rule, finding: Finding, nowMs: number, report: EvaluationReport): void {
+    const severity = finding.severity ?? rule.severity;
+    const known = this.open.get(finding.dedupKey);
+    if (known) {
+      known.lastSeenMs = nowMs;
+      // Resumed after a restart without severity or summary: adopt the current ones, no re-page.
+      known.severity ??= severity;
+      known.summary ??= finding.summary;
+      const severityChanged = known.severity !== severity;
+      const summaryDue = known.summary !== finding.summary && nowMs - known.lastFiredMs >= this.options.refireMinIntervalMs;
+      if (!severityChanged && !summaryDue) return;
+    }
+    const input: AlertFireInput = {
+      ruleId: rule.id, dedupKey: finding.dedupKey, severity, target: finding.target, labels: finding.labels,
+      summary: finding.summary, evidence: finding.evidence,
+    };
+    if (!this.call(() => this.deps.alerts.fire(input, nowMs), { dedupKey: finding.dedupKey, action: 'fire' })) return;
+    this.open.set(finding.dedupKey, { ruleId: rule.id, severity, summary: finding.summary, lastSeenMs: nowMs, lastFiredMs: nowMs });
+    (known ? report.updated : report.fired).push(finding.dedupKey);
+  }
+
+  private resolveAbsent(seen: Set<string>, failed: Set<string>, nowMs: number, report: EvaluationReport): void {
+    const enabled = new Set(this.rules.map((r) => r.id));
+    for (const [key, alert] of this.open) {
+      if (seen.has(key) || failed.has(alert.ruleId)) continue;
+      // An alert of a rule that is disabled or no longer exists would never resolve otherwise.
+      const watched = enabled.has(alert.ruleId);
+      if (watched && nowMs - alert.lastSeenMs < this.options.holdDownMs) continue;
+      if (!this.call(() => this.deps.alerts.resolve(key, nowMs), { dedupKey: key, action: 'resolve' })) continue;
+      this.open.delete(key);
+      report.resolved.push(key);
+    }
+  }
+
+  private call(fn: () => unknown, context: { dedupKey: string; action: string }): boolean {
+    try {
+      fn();
+      return true;
+    } catch (err) {
+      this.counters.sinkFailures++;
+      this.deps.log.error({ err, ...context }, 'could not write an alert transition; retrying on the next evaluation');
+      return false;
+    }
+  }
+
+  private loadFiring(): void {
+    const nowMs = this.deps.clock.nowMs();
+    let firing: ReturnType<NonNullable<AlertSink['openAlerts']>> = [];
+    try {
+      firing = this.deps.alerts.openAlerts?.() ?? [];
+    } catch (err) {
+      this.deps.log.error({ err }, 'could not read the open alerts; they resolve only when their rule fires and clears again');
+    }
+    for (const a of firing) {
+      // A fresh hold-down: the condition must be seen absent for a while after a restart too.
+      this.open.set(a.dedupKey, {
+        ruleId: a.ruleId, severity: a.severity ?? null, summary: a.summary ?? null, lastSeenMs: nowMs, lastFiredMs: nowMs,
+      });
+    }
+    if (firing.length > 0) this.deps.log.info({ openAlerts: firing.length }, 'rules engine resumed open alerts');
+  }
+
+  private tick(): void {
+    if (this.running) this.guarded();
+  }
+
+  private afterCommit(): void {
+    if (!this.running || this.commitEvaluationQueued) return;
+    if (this.deps.clock.nowMs() - this.lastRunMs < this.options.flushMinGapMs) return;
+    this.commitEvaluationQueued = true;
+    // After the writer's listeners return: the commit must not wait for the rules.
+    queueMicrotask(() => {
+      this.commitEvaluationQueued = false;
+      this.tick();
+    });
+  }
+
+  private guarded(): void {
+    try {
+      this.evaluate();
+    } catch (err) {
+      // The view could not be built (the store is unreadable): try again on the next tick.
+      this.deps.log.error({ err }, 'rules evaluation failed');
+    }
+  }
+}

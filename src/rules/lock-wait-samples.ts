@@ -1,0 +1,46 @@
+/**
+ * Sessions waiting on heavyweight locks as the pg_lock_waits collector samples them (per database,
+ * the longest waits one by one, with pg_blocking_pids): they show a lock queue between log lines,
+ * and when log_lock_waits is off (the default before 19). pg_blocking_pids lists the holders and
+ * the conflicting waiters queued ahead, so a query stuck behind a queued DROP names the DROP's pid.
+ */
+import { SESSIONS_REPORTED } from '../collectors/pg-lock-waits.js';
+import type { RuleView } from './rule-view.js';
+
+const SESSION_WAIT = 'pg_lock_waits_session_wait_seconds';
+const SESSIONS = 'pg_lock_waits_sessions';
+
+export interface SampledWaiter {
+  target: string;
+  pid: number;
+  datname: string;
+  mode: string;
+  relname: string;
+  blockingPids: number[];
+  waitSeconds: number | null;
+  /** Truncated to 100 characters by the collector. */
+  query: string;
+  tsMs: number;
+}
+
+export function sampledWaiters(view: RuleView): SampledWaiter[] {
+  return view.latest(SESSION_WAIT).flatMap((s) => {
+    const pid = Number(s.labels.pid);
+    if (!Number.isInteger(pid) || s.labels.pid === '') return [];
+    return [{
+      target: s.target, pid, datname: s.labels.datname ?? '', mode: s.labels.mode ?? '', relname: s.labels.relname ?? '',
+      blockingPids: (s.labels.blocking_pids ?? '').split(',').filter((p) => p !== '').map(Number).filter(Number.isInteger),
+      waitSeconds: s.value, query: s.labels.query ?? '', tsMs: s.tsMs,
+    }];
+  });
+}
+
+/**
+ * Whether the samples show every waiter of a database now, so that a pid missing from them is no
+ * longer waiting: the database was sampled recently and had no more waiters than are reported one
+ * by one.
+ */
+export function allWaitersSampled(view: RuleView, target: string, datname: string): boolean {
+  const count = view.latest(SESSIONS, { target, labels: { datname } })[0]?.value;
+  return count !== undefined && count !== null && count <= SESSIONS_REPORTED;
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRuleView, eventOf } from './memory-rule-view.js';
+import { repackHoldsVacuum, DEFAULTS } from './repack-holds-vacuum.js';
+import { instants, timeline, transitionSteps } from './rule-timeline.js';
+import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
+import { autovacuumDetails } from './test-events.js';
+import type { SeriesData } from './rule-view.js';
+
+const SLOT = 'pg_replication_slots_info{slot_name="pg_repack_4243",slot_type="logical",owner="repack",plugin="pgrepack",database="shop",temporary="true",owner_pid="4242"}';
+const PROGRESS = 'pg_stat_progress_repack_info{datname="shop",schemaname="public",relname="orders",pid="4242",command="REPACK",phase="catch-up",index_name=""}';
+// The slot lives from step 2 to step 9.
+const SLOT_STEPS = '_ _ 1 1 1 1 1 1 1 1';
+
+const at = (step: number) => T0 + step * STEP;
+
+function vacuum(step: number, database: string, table: string, cutoff: number, dead: number) {
+  return eventOf('autovacuum', autovacuumDetails({
+    database, table, removable_cutoff_xid: cutoff, removable_cutoff_age_xids: 5000, tuples_dead_not_removable: dead,
+  }), { tsMs: at(step), database });
+}
+
+function view(events: ReturnType<typeof vacuum>[], series: SeriesData[] = [seriesOf(SLOT, SLOT_STEPS), seriesOf(PROGRESS, SLOT_STEPS)]) {
+  return new MemoryRuleView({ events, series, staleAfterMs: 2 * STEP });
+}
+
+const rule = repackHoldsVacuum(DEFAULTS);
+
+describe('repack-holds-vacuum', () => {
+  const cases: Array<{ name: string; events: ReturnType<typeof vacuum>[]; series?: SeriesData[]; fires: boolean }> = [
+    {
+      name: 'fires: two databases report dead rows at one cutoff while the slot exists',
+      events: [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)],
+      fires: true,
+    },
+    {
+      name: 'quiet: the cutoff advances between reports (vacuum is not held)',
+      events: [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'other', 'hot_counters', 902, 10)],
+      fires: false,
+    },
+    {
+      name: 'quiet: a single report at the cutoff',
+      events: [vacuum(4, 'other', 'hot_counters', 771, 1000)],
+      fires: false,
+    },
+    {
+      name: 'quiet: the reports have no dead rows held back',
+      events: [vacuum(4, 'other', 'hot_counters', 771, 0), vacuum(6, 'billing', 'invoices', 771, 0)],
+      fires: false,
+    },
+    {
+      name: 'quiet: the cutoff was already stuck a minute before REPACK started (something else holds it)',
+      events: [vacuum(-10, 'other', 'hot_counters', 771, 300), vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)],
+      fires: false,
+    },
+    {
+      name: 'fires: a report at the cutoff just before the slot\'s first sample (the slot is sampled late, not held by another)',
+      events: [vacuum(1, 'other', 'hot_counters', 771, 300), vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)],
+      fires: true,
+    },
+    {
+      name: 'quiet: only the table being repacked is reported',
+      events: [vacuum(4, 'shop', 'orders', 771, 1000), vacuum(6, 'shop', 'orders', 771, 20)],
+      fires: false,
+    },
+    {
+      name: 'quiet: no REPACK slot (a pg_squeeze slot is someone else\'s)',
+      events: [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)],
+      series: [seriesOf('pg_replication_slots_info{slot_name="pg_squeeze_slot_16384_1",owner="pg_squeeze",database="shop",owner_pid="77"}', SLOT_STEPS)],
+      fires: false,
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, () => {
+      const findings = rule.evaluate(view(c.events, c.series).at(at(7)), at(7));
+      expect(findings.length).toBe(c.fires ? 1 : 0);
+    });
+  }
+
+  it('names the table, the databases, the stuck cutoff and cites the reports', () => {
+    const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const [finding] = rule.evaluate(view(events).at(at(7)), at(7));
+    expect(finding?.summary).toBe(
+      'REPACK (CONCURRENTLY) of shop.public.orders has held vacuum back in 2 databases (2 tables) for 25 s: ' +
+      'removable cutoff stuck at XID 771, 1,020 dead rows not removable',
+    );
+    expect(finding?.evidence.eventIds).toEqual(events.map((e) => e.id));
+    expect(finding?.evidence.facts).toMatchObject({ slot: 'pg_repack_4243', repack_pid: 4242, removable_cutoff_xid: 771, held_databases: 'billing, other' });
+  });
+
+  it('without the progress series names the slot and database, or the table from the logged statement', () => {
+    const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const bare = rule.evaluate(view(events, [seriesOf(SLOT, SLOT_STEPS)]).at(at(7)), at(7));
+    expect(bare[0]?.summary).toMatch(/^REPACK \(CONCURRENTLY\) in database shop \(slot pg_repack_4243\) has held vacuum back/);
+    const statement = eventOf('ddl', { command: 'REPACK', relation: 'orders', relations: ['orders'], concurrently: true }, { tsMs: at(2), pid: 4242 });
+    const named = rule.evaluate(new MemoryRuleView({ events: [...events, statement], series: [seriesOf(SLOT, SLOT_STEPS)] }).at(at(7)), at(7));
+    expect(named[0]?.summary).toMatch(/^REPACK \(CONCURRENTLY\) of shop\.orders has held/);
+    expect(named[0]?.evidence.eventIds).toContain(statement.id);
+  });
+
+  it('fires once with a stable key, and resolves when the slot is gone', () => {
+    const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const steps = transitionSteps(timeline([rule], view(events), instants(0, 14)));
+    // Fires at the second report (step 6); the slot's last sample is step 9, stale after step 11.
+    expect(steps).toEqual([
+      ['fire', 'repack-holds-vacuum/primary/pg_repack_4243', 6],
+      ['resolve', 'repack-holds-vacuum/primary/pg_repack_4243', 12],
+    ]);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRuleView, eventOf } from './memory-rule-view.js';
+import { replayStalled, DEFAULTS as STALLED_DEFAULTS } from './replay-stalled.js';
+import { replayStalledOnUnlink, DEFAULTS } from './replay-stalled-on-unlink.js';
+import { instants, timeline, transitionSteps } from './rule-timeline.js';
+import type { RuleEvent, SeriesData, TargetInfo } from './rule-view.js';
+import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
+import { ddlDetails, recoveryWaitDetails } from './test-events.js';
+
+const at = (step: number) => T0 + step * STEP;
+const unlinkRule = replayStalledOnUnlink(DEFAULTS);
+const stalledRule = replayStalled(STALLED_DEFAULTS);
+const CLUSTER: TargetInfo[] = [
+  { name: 'primary', cluster: 'orders' },
+  { name: 'standby1', cluster: 'orders' },
+  { name: 'other-primary', cluster: 'billing' },
+];
+
+// Replay stands still from step 2 to step 8 (standing-still seconds grow 5 s per step), moves at step 9.
+const standby = (still = '0 0 0 5 10 15 20 25 30 0 0', extra: SeriesData[] = []): SeriesData[] => [
+  seriesOf('pg_standby_replay_standing_still_seconds', still, { target: 'standby1' }),
+  seriesOf('pg_standby_replay_pending_bytes', '0 0 1e6 2e8 4e8 6e8 8e8 1e9 1.2e9 0 0', { target: 'standby1' }),
+  ...extra,
+];
+
+const drop = (step: number, target = 'primary') =>
+  eventOf('ddl', ddlDetails('DROP TABLE', 'build_logs'), { tsMs: at(step), target, pid: 500, database: 'ci' });
+
+const conflictWait = (step: number, phase: 'waiting' | 'finished', redo: string | null = null) =>
+  eventOf('recovery_conflict_wait', recoveryWaitDetails({
+    phase, reason: 'lock', wait_ms: phase === 'waiting' ? 1000 : 11000, conflicting_pids: phase === 'waiting' ? [52311] : null,
+    redo_lsn: '3/5A0012F8', redo_record: 'Transaction/COMMIT', redo_description: redo,
+  }), { tsMs: at(step), target: 'standby1', pid: 4011 });
+
+const view = (events: RuleEvent[], series = standby()) => new MemoryRuleView({ events, series, targets: CLUSTER, staleAfterMs: STEP });
+const firing = (events: RuleEvent[], step: number, series?: SeriesData[]) => {
+  const v = view(events, series).at(at(step));
+  return { unlink: unlinkRule.evaluate(v, at(step)), stalled: stalledRule.evaluate(v, at(step)) };
+};
+
+describe('replay-stalled-on-unlink', () => {
+  const cases: Array<[string, RuleEvent[], number, boolean]> = [
+    ['fires: replay stands still 15 s after a DROP TABLE on the primary of the same cluster', [drop(1)], 5, true],
+    ['quiet: standing still only 5 s so far (under 10 s)', [drop(1)], 3, false],
+    ['quiet: replay moves again', [drop(1)], 9, false],
+    ['quiet: the DROP was on a server of another cluster', [drop(1, 'other-primary')], 5, false],
+    ['quiet: the DROP was 20 min before the stall', [drop(-240)], 5, false],
+    ['quiet: the DROP came after replay had stopped (not its cause)', [drop(5)], 6, false],
+  ];
+  for (const [name, events, step, fires] of cases) {
+    it(name, () => expect(firing(events, step).unlink.length).toBe(fires ? 1 : 0));
+  }
+
+  it('names the relation, the primary and the time of the DROP, and the WAL waiting', () => {
+    const event = drop(1);
+    const [finding] = firing([event], 5).unlink;
+    expect(finding?.summary).toBe(
+      'replay on standby1 stalled for 15 s (572 MB of received WAL waiting) on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC)',
+    );
+    expect(finding?.evidence.eventIds).toEqual([event.id]);
+    expect(finding?.target).toBe('standby1');
+  });
+
+  it('without a logged DROP, a conflict that ended on a commit dropping files names the files', () => {
+    const events = [conflictWait(2, 'waiting', 'xact'), conflictWait(4, 'finished', '2026-01-01 00:00:00 UTC; rels: base/16384/16402 base/16384/16405')];
+    const [finding] = firing(events, 6).unlink;
+    expect(finding?.summary).toBe(
+      'replay on standby1 stalled for 20 s (763 MB of received WAL waiting) on unlink of dropped relation files ' +
+      '(committed at 3/5A0012F8: base/16384/16402 base/16384/16405)',
+    );
+  });
+
+  it('while the recovery conflict is open the stall is replay-stalled\'s; once it ends, the unlink is this rule\'s', () => {
+    const events = [drop(1), conflictWait(2, 'waiting'), conflictWait(5, 'finished')];
+    const steps = transitionSteps(timeline([unlinkRule, stalledRule], view(events), instants(0, 11)));
+    expect(steps).toEqual([
+      ['fire', 'replay-stalled/standby1', 4],
+      ['fire', 'replay-stalled-on-unlink/standby1', 5],
+      ['resolve', 'replay-stalled/standby1', 5],
+      ['resolve', 'replay-stalled-on-unlink/standby1', 9],
+    ]);
+  });
+});
+
+describe('replay-stalled', () => {
+  it('names the standby query holding the lock replay waits for', () => {
+    const wait = conflictWait(2, 'waiting');
+    const [finding] = firing([drop(1), wait], 4).stalled;
+    expect(finding?.summary).toBe(
+      'replay on standby1 has not advanced for 10 s (381 MB of received WAL waiting): replay waiting on a lock held by ' +
+      'standby query pid 52311 (recovery conflict on lock; DROP TABLE on primary at 00:00:05 UTC is next to replay)',
+    );
+    expect(finding?.evidence.facts).toMatchObject({ cause: 'conflict', conflict_reason: 'lock', conflicting_pids: '52311' });
+  });
+
+  const extra = (spec: string, values: string) => standby(undefined, [seriesOf(spec, values, { target: 'standby1' })]);
+  const causes: Array<[string, SeriesData[], RegExp]> = [
+    ['paused', extra('pg_standby_replay_paused', '0 0 1 1 1 1'), /: replay is paused \(pg_wal_replay_pause\(\)\)$/],
+    ['a recovery conflict seen only in the startup process\'s wait event',
+      extra('pg_standby_startup_wait_event{wait_event_type="Lock",wait_event="relation"}', '1 1 1 1 1 1'),
+      /: replay waiting on a recovery conflict \(startup process waits on Lock\/relation\)$/],
+    ['inside one record (PG 19) with nothing logged', extra('pg_stat_recovery_in_record_bytes', '0 0 0 4e7 4e7 4e7'),
+      /: replay stuck inside one WAL record with no recovery conflict/],
+    ['nothing known', standby(), /: cause unknown \(no recovery conflict logged, no table dropped\)$/],
+  ];
+  for (const [name, series, summary] of causes) {
+    it(`says what is known: ${name}`, () => {
+      const [finding] = firing([], 5, series).stalled;
+      expect(finding?.summary).toMatch(summary);
+    });
+  }
+
+  it('stays quiet while replay keeps up', () => {
+    expect(firing([], 5, standby('0 0 0 0 0 0 0')).stalled).toEqual([]);
+  });
+});

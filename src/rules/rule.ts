@@ -1,0 +1,45 @@
+/**
+ * Rules: pure functions from what the store knows (a RuleView) to what is true now (Findings).
+ *
+ * A rule owns one conclusion a DBA would write in the incident channel ("REPACK on shop.orders
+ * held vacuum in 3 databases for 84 s") and the evidence for it. It never does I/O, never reads a
+ * clock (the engine passes `nowMs`), never remembers anything between evaluations, and never
+ * decides about firing or resolving: the engine (engine.ts) turns findings that appear into firing
+ * alerts and findings that disappear into resolved ones, after a hold-down.
+ *
+ * Glossary
+ * - finding: one condition true at `nowMs`, for one target and one subject (a slot, a table, a
+ *   standby); identified by its dedup key, which stays the same for as long as the condition lasts.
+ * - rule id: the rule's file name (`repack-holds-vacuum.ts` -> `repack-holds-vacuum`).
+ */
+import type { Evidence, Severity } from '../domain/index.js';
+import type { RuleView } from './rule-view.js';
+
+export interface Finding {
+  /** Stable for the life of the condition; build it with findingKey(). */
+  dedupKey: string;
+  target: string;
+  labels: Record<string, string>;
+  /** One line naming the cause. */
+  summary: string;
+  evidence: Evidence;
+  /** Overrides the rule's default severity (e.g. escalation past a second threshold). */
+  severity?: Severity;
+}
+
+export interface Rule {
+  id: string;
+  severity: Severity;
+  description: string;
+  evaluate(view: RuleView, nowMs: number): Finding[];
+}
+
+/** `repack-holds-vacuum/primary/pg_repack_4242`: rule id, target, then the subject's parts. */
+export function findingKey(ruleId: string, target: string, ...parts: Array<string | number>): string {
+  return [ruleId, target, ...parts.map(String)].join('/');
+}
+
+/** Evidence with defaults; event ids cited twice are kept once, in order of first mention. */
+export function evidenceOf(parts: Partial<Evidence>): Evidence {
+  return { eventIds: [...new Set(parts.eventIds ?? [])], series: parts.series ?? [], facts: parts.facts ?? {} };
+}

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRuleView, eventOf } from './memory-rule-view.js';
+import { instants, timeline, transitionSteps } from './rule-timeline.js';
+import type { RuleEvent } from './rule-view.js';
+import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0 } from './series-notation.js';
+import { serverCrashed, DEFAULTS } from './server-crashed.js';
+import { crashDetails, restartDetails } from './test-events.js';
+
+const at = (step: number) => T0 + step * STEP;
+const rule = serverCrashed(DEFAULTS);
+
+const oom = eventOf('server_crash', crashDetails({ pid: 41, signal: 9, signal_name: 'Killed', statement: 'REPACK (CONCURRENTLY) events;' }), { tsMs: at(1), pid: 1001 });
+const reinit = eventOf('server_restart', restartDetails('reinitializing'), { tsMs: at(1) + 50, pid: 1001 });
+const ready = eventOf('server_restart', restartDetails('ready'), { tsMs: at(2), pid: 1001 });
+
+const evaluate = (events: RuleEvent[], step = 3) => rule.evaluate(new MemoryRuleView({ events }).at(at(step)), at(step));
+
+describe('server-crashed', () => {
+  it('says who was killed, by what, running what, and that the server restarted', () => {
+    const [finding] = evaluate([oom, reinit, ready]);
+    expect(finding?.summary).toBe(
+      'client backend pid 41 was killed by signal 9 (Killed: on Linux almost always the OOM killer) while running: ' +
+      'REPACK (CONCURRENTLY) events (REPACK keeps about 50 bytes per concurrently changed row in memory); ' +
+      'the server terminated every connection, recovered and accepts connections again',
+    );
+    expect(rule.severity).toBe('critical');
+    expect(finding?.evidence.eventIds).toEqual([oom.id, ready.id]);
+  });
+
+  const cases: Array<[string, RuleEvent[], RegExp | null]> = [
+    ['a segfault of a 13-17 "server process", still reinitializing',
+      [eventOf('server_crash', crashDetails({ pid: 77, process_type: 'server process', signal: 11, signal_name: 'Segmentation fault' }), { tsMs: at(1) }), reinit],
+      /^server process pid 77 was terminated by signal 11 \(Segmentation fault\); the server terminated every connection and is reinitializing$/],
+    ['a background worker exiting with code 2, restart_after_crash off',
+      [eventOf('server_crash', crashDetails({ pid: 88, process_type: 'background worker', worker_type: 'logical replication worker', exit_code: 2 }), { tsMs: at(1) }),
+        eventOf('server_restart', restartDetails('not_restarting'), { tsMs: at(1) + 10 })],
+      /^background worker "logical replication worker" pid 88 exited with exit code 2; .*stayed down \(restart_after_crash is off\)$/],
+    ['quiet: no crash, only an ordinary restart', [ready], null],
+    ['quiet: the crash was more than 30 min ago', [eventOf('server_crash', crashDetails({ pid: 1, signal: 9 }), { tsMs: at(3) - 31 * 60_000 })], null],
+  ];
+  for (const [name, events, summary] of cases) {
+    it(name, () => {
+      const findings = evaluate(events);
+      if (summary === null) expect(findings).toEqual([]);
+      else expect(findings[0]?.summary).toMatch(summary);
+    });
+  }
+
+  it('fires once per crash and resolves after activeForMs', () => {
+    const second = eventOf('server_crash', crashDetails({ pid: 42, signal: 9 }), { tsMs: at(4) });
+    const short = serverCrashed({ activeForMs: 3 * STEP });
+    const steps = transitionSteps(timeline([short], new MemoryRuleView({ events: [oom, reinit, second] }), instants(0, 9)));
+    const first = `server-crashed/primary/41/${at(1)}`;
+    const next = `server-crashed/primary/42/${at(4)}`;
+    expect(steps).toEqual([['fire', first, 1], ['fire', next, 4], ['resolve', first, 5], ['resolve', next, 8]]);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { tableCommandOf } from './statements.js';
+
+describe('tableCommandOf', () => {
+  const cases: Array<[string, { command: string; relation: string | null; concurrently?: boolean } | null]> = [
+    ['DROP TABLE build_logs;', { command: 'DROP TABLE', relation: 'build_logs' }],
+    ['drop table if exists "Build Logs", other', { command: 'DROP TABLE', relation: 'Build Logs' }],
+    ['DROP TABLE ci.public.build_logs', { command: 'DROP TABLE', relation: 'ci.public.build_logs' }],
+    ['TRUNCATE TABLE ONLY archive.logs', { command: 'TRUNCATE', relation: 'archive.logs' }],
+    ['truncate logs', { command: 'TRUNCATE', relation: 'logs' }],
+    ['ALTER TABLE orders ADD COLUMN x int', { command: 'ALTER TABLE', relation: 'orders' }],
+    ['/* migration 42 */ -- step 1\n  ALTER TABLE IF EXISTS ONLY Orders DROP COLUMN y', { command: 'ALTER TABLE', relation: 'orders' }],
+    ['LOCK TABLE orders IN ACCESS EXCLUSIVE MODE', { command: 'LOCK TABLE', relation: 'orders' }],
+    ['REPACK (CONCURRENTLY) orders;', { command: 'REPACK', relation: 'orders', concurrently: true }],
+    ['repack (verbose, concurrently true) public.orders using index orders_pkey', { command: 'REPACK', relation: 'public.orders', concurrently: true }],
+    ['REPACK (CONCURRENTLY false) orders', { command: 'REPACK', relation: 'orders', concurrently: false }],
+    ['REPACK orders', { command: 'REPACK', relation: 'orders', concurrently: false }],
+    ['REPACK USING INDEX', { command: 'REPACK', relation: null, concurrently: false }],
+    ['REPACK', { command: 'REPACK', relation: null, concurrently: false }],
+    ['VACUUM FULL VERBOSE orders', { command: 'VACUUM FULL', relation: 'orders' }],
+    ['VACUUM (FULL, ANALYZE) orders', { command: 'VACUUM FULL', relation: 'orders' }],
+    ['CLUSTER VERBOSE orders USING orders_pkey', { command: 'CLUSTER', relation: 'orders' }],
+    ['VACUUM orders', null],
+    ['SELECT * FROM orders', null],
+    ['UPDATE orders SET x = 1', null],
+    ['DROP INDEX CONCURRENTLY IF EXISTS orders_idx', { command: 'DROP INDEX', relation: 'orders_idx' }],
+  ];
+  for (const [sql, expected] of cases) {
+    it(sql.replace(/\s+/g, ' '), () => {
+      const got = tableCommandOf(sql);
+      if (expected === null) expect(got).toBeNull();
+      else expect(got).toEqual({ concurrently: false, ...expected });
+    });
+  }
+
+  it('returns null without a statement', () => expect(tableCommandOf(null)).toBeNull());
+});

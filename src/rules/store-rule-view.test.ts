@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../test/helpers/manual-clock.js';
+import type { AnyLogEvent, Sample } from '../domain/index.js';
+import { silentLogger } from '../lib/logger.js';
+import { openStore } from '../store/open-store.js';
+import { StoreWriter } from '../store/store-writer.js';
+import { MemoryRuleView, eventOf } from './memory-rule-view.js';
+import type { RuleEvent, RuleView, SeriesData } from './rule-view.js';
+import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
+import { StoreRuleViewSource } from './store-rule-view.js';
+import { ddlDetails, lockWaitDetails } from './test-events.js';
+
+const at = (step: number) => T0 + step * STEP;
+const TARGETS = [{ name: 'primary', cluster: 'c' }, { name: 'standby1', cluster: 'c' }];
+
+const series: SeriesData[] = [
+  seriesOf('pg_replication_slots_info{slot_name="pg_repack_1",owner="repack",database="shop"}', '1 1 1 _ _ _', { target: 'primary' }),
+  seriesOf('pg_replication_slots_info{slot_name="s1",owner="physical_standby",database=""}', '1 1 1 1 1 1', { target: 'primary' }),
+  seriesOf('pg_standby_replay_pending_bytes', '0 null 5e6 9e6 9e6 0', { target: 'standby1' }),
+];
+const events: RuleEvent[] = [
+  eventOf('ddl', ddlDetails('DROP TABLE', 'build_logs'), { tsMs: at(1), target: 'primary', pid: 10, id: 1 }),
+  eventOf('lock_wait', lockWaitDetails({ waiting_pid: 11, lock_mode: 'AccessExclusiveLock', queue_pids: [11, 12] }), { tsMs: at(2), target: 'primary', pid: 11, id: 2 }),
+  eventOf('ddl', ddlDetails('TRUNCATE', 'logs'), { tsMs: at(3), target: 'primary', pid: 13, id: 3 }),
+  eventOf('ddl', ddlDetails('TRUNCATE', 'later'), { tsMs: at(5), target: 'primary', pid: 13, id: 4 }),
+];
+
+/** The same data written through the real StoreWriter. */
+function storeWith(): { source: StoreRuleViewSource; db: ReturnType<typeof openStore> } {
+  const db = openStore(':memory:');
+  const writer = new StoreWriter(db, new ManualClock(), silentLogger());
+  const samples: Sample[] = series.flatMap((s) => s.points.map((p) => ({ target: s.target, name: s.name, labels: s.labels, tsMs: p.tsMs, value: p.value })));
+  writer.enqueue({ events: events.map(({ id: _id, ...e }) => e as AnyLogEvent), samples });
+  expect(writer.flush()).toBe(true);
+  return { source: new StoreRuleViewSource(db, { targets: TARGETS, staleAfterMs: STEP }), db };
+}
+
+/** What a rule sees, as plain data: both views must agree on it. */
+function observe(view: RuleView) {
+  const strip = (e: RuleEvent) => ({ id: e.id, kind: e.kind, target: e.target, tsMs: e.tsMs, pid: e.pid, details: e.details });
+  return {
+    targets: view.targets(),
+    ddl: view.events('ddl', { sinceMs: at(1) }).map(strip),
+    ddlOfPid: view.events('ddl', { sinceMs: 0, pid: 13 }).map(strip),
+    ddlOnStandby: view.events('ddl', { sinceMs: 0, target: ['standby1'] }).map(strip),
+    waits: view.events('lock_wait', { sinceMs: 0, target: 'primary' }).map(strip),
+    repackSlots: view.series('pg_replication_slots_info', { sinceMs: at(1), labels: { owner: 'repack' } }),
+    pending: view.series('pg_standby_replay_pending_bytes', { sinceMs: 0, target: 'standby1' }),
+    latestSlots: view.latest('pg_replication_slots_info'),
+    latestPending: view.latest('pg_standby_replay_pending_bytes', { maxAgeMs: 0 }),
+  };
+}
+
+describe('StoreRuleViewSource', () => {
+  it('shows rules exactly what the in-memory view shows for the same data', () => {
+    const { source, db } = storeWith();
+    const memory = new MemoryRuleView({ events, series, targets: TARGETS, staleAfterMs: STEP });
+    for (const step of [2, 4]) expect(observe(source.at(at(step)))).toEqual(observe(memory.at(at(step))));
+    const seen = observe(source.at(at(4)));
+    expect(seen.ddl.map((e) => e.id)).toEqual([1, 3]);
+    expect(seen.latestSlots.map((s) => s.labels.slot_name)).toEqual(['s1']);
+    expect(seen.pending[0]?.points.map((p) => p.value)).toEqual([0, null, 5e6, 9e6, 9e6]);
+    db.close();
+  });
+
+  it('skips and counts rows it cannot decode, and goes on', () => {
+    const { source, db } = storeWith();
+    db.prepare("UPDATE events SET details = '{not json' WHERE id = 1").run();
+    db.prepare(`UPDATE series SET labels = '{"a":1}' WHERE name = 'pg_standby_replay_pending_bytes'`).run();
+    const view = source.at(at(4));
+    expect(view.events('ddl', { sinceMs: 0 }).map((e) => e.id)).toEqual([3]);
+    expect(view.series('pg_standby_replay_pending_bytes', { sinceMs: 0 })).toEqual([]);
+    expect(source.stats.badRows).toBe(2);
+    expect(source.stats.examples[0]).toMatch(/^events.id 1: details/);
+    db.close();
+  });
+
+  it('keeps the newest events when a query returns more than its cap', () => {
+    const { db } = storeWith();
+    const capped = new StoreRuleViewSource(db, { targets: TARGETS, maxEventsPerQuery: 2 });
+    expect(capped.at(at(9)).events('ddl', { sinceMs: 0 }).map((e) => e.id)).toEqual([3, 4]);
+    expect(capped.stats.truncatedQueries).toBe(1);
+    db.close();
+  });
+});
