@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
 import { loadConfig, type ConfigOverrides } from '../config/load-config.js';
 import { createLogger } from '../lib/logger.js';
+import { analyzeCommand } from './analyze.js';
 import { runChecks } from './check.js';
 import { checkExitCode, formatCheckResults } from './check-results.js';
 import { EXIT } from './exit-codes.js';
@@ -56,6 +57,8 @@ export function buildCli(setExitCode: (code: number) => void): Command {
       setExitCode(checkExitCode(results));
     },
   );
+
+  program.addCommand(analyzeCommand(setExitCode));
 
   return program;
 }

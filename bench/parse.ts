@@ -1,0 +1,170 @@
+/**
+ * Log parsing and ingest speed, as ratios measured in the same run:
+ * - `pgvigil analyze --json` on the mixed corpus vs pgBadger -j 1 and vs a bare Node loop;
+ * - the same on an autovacuum/autoanalyze-only corpus vs pgBadger;
+ * - live ingest (tail + parse + classify + store in SQLite) with its peak RSS.
+ *
+ * Sizes: BENCH_MB (mixed corpus, default 1024), BENCH_AV_MB (autovacuum corpus, default 1/4 of
+ * it), BENCH_PGBADGER_MB (pgBadger reads ~2 MB/s, so it runs on the first N MB, default 64, and
+ * its rate is compared as MB/s), BENCH_RUNS (default 3), BENCH_LOAD_S (seconds of load behind the
+ * corpus, default 100).
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
+import { programCommand } from './lib/compile.js';
+import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
+import type { Benchmark } from './run.js';
+
+const PGBADGER = '/usr/bin/pgbadger';
+const MB = 1024 * 1024;
+
+interface Program {
+  name: string;
+  file: string;
+  /** Bytes the program reads (for MB/s). */
+  bytes: number;
+  command: [string, string[]];
+  env?: NodeJS.ProcessEnv;
+}
+
+interface Sample {
+  run: ProcessRun;
+  mbPerS: number;
+  /** MB per CPU second (user + system): less disturbed by other load on a shared machine. */
+  mbPerCpuS: number | null;
+  lines: number | null;
+}
+
+function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+function nodeProgram(name: string, program: string, file: string, env?: NodeJS.ProcessEnv): Program {
+  const [node, ...args] = programCommand(program, say);
+  return { name, file, bytes: statSync(file).size, command: [node!, [...args, file]], env };
+}
+
+function say(msg: string): void {
+  process.stdout.write(`${msg}\n`);
+}
+
+function pgbadgerProgram(name: string, file: string, outDir: string): Program {
+  return {
+    name, file, bytes: statSync(file).size,
+    command: [PGBADGER, ['-j', '1', '-q', '-f', 'stderr', '--prefix', CORPUS_PREFIX, '-o', path.join(outDir, `${name}.html`), file]],
+  };
+}
+
+/** The first `bytes` of `file`, cut before a line that starts a new entry (not a tab continuation). */
+function slice(file: string, bytes: number, out: string): string {
+  const size = statSync(file).size;
+  if (size <= bytes) return file;
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.alloc(bytes + MB);
+    const n = readSync(fd, buffer, 0, buffer.length, 0);
+    let cut = buffer.subarray(0, n).indexOf(0x0a, bytes);
+    while (cut !== -1 && buffer[cut + 1] === 0x09) cut = buffer.indexOf(0x0a, cut + 1);
+    writeFileSync(out, buffer.subarray(0, cut === -1 ? n : cut + 1));
+    return out;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function measure(program: Program): Promise<Sample> {
+  const run = await timeProcess(program.command[0], program.command[1], { ...process.env, ...program.env });
+  let lines: number | null = null;
+  try {
+    const parsed = JSON.parse(run.stdout) as { lines?: number };
+    lines = typeof parsed.lines === 'number' ? parsed.lines : null;
+  } catch {
+    // pgBadger and the ingest program print no line count.
+  }
+  const mbPerCpuS = run.cpuSeconds ? program.bytes / MB / run.cpuSeconds : null;
+  return { run, mbPerS: program.bytes / MB / run.seconds, mbPerCpuS, lines };
+}
+
+function report(program: Program, samples: Sample[]): string {
+  const rates = samples.map((s) => s.mbPerS);
+  const lines = samples[0]?.lines;
+  const seconds = median(samples.map((s) => s.run.seconds));
+  const rss = samples.map((s) => s.run.peakRssMb).filter((r): r is number => r !== null);
+  const cpuRates = samples.map((s) => s.mbPerCpuS).filter((r): r is number => r !== null);
+  return [
+    `${program.name.padEnd(36)} ${(program.bytes / MB).toFixed(0).padStart(5)} MB`,
+    `${median(rates).toFixed(1).padStart(7)} MB/s wall (${range(rates)})`,
+    cpuRates.length ? `${median(cpuRates).toFixed(1).padStart(7)} MB/s CPU` : '',
+    lines ? `${(lines / seconds / 1e6).toFixed(2)} M lines/s` : '',
+    rss.length ? `peak RSS ${Math.max(...rss).toFixed(0)} MB` : '',
+  ].filter(Boolean).join('  ');
+}
+
+/**
+ * Median over runs of the per-run ratio a/b (runs alternate, so each pair shares conditions), by
+ * wall time and by CPU time.
+ */
+function ratio(a: Sample[], b: Sample[]): string {
+  const show = (ratios: number[]): string => `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
+  const wall = a.map((s, i) => s.mbPerS / b[i]!.mbPerS);
+  const cpu = a.map((s, i) => (s.mbPerCpuS ?? NaN) / (b[i]!.mbPerCpuS ?? NaN));
+  return `${show(wall)} wall, ${cpu.some(Number.isNaN) ? '-' : show(cpu)} CPU`;
+}
+
+async function run(): Promise<void> {
+  const mixedMb = envNumber('BENCH_MB', 1024);
+  const corpus = await buildCorpus({
+    mixedMb, autovacuumMb: envNumber('BENCH_AV_MB', Math.max(16, Math.round(mixedMb / 4))), loadSeconds: envNumber('BENCH_LOAD_S', 100),
+    say,
+  });
+  const runs = envNumber('BENCH_RUNS', 3);
+  const badgerMb = envNumber('BENCH_PGBADGER_MB', 64);
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-parse-'));
+  try {
+    const programs = {
+      analyze: nodeProgram('pgvigil analyze --json (mixed)', 'analyze', corpus.mixed),
+      bare: nodeProgram('bare Node loop (mixed)', 'bare-loop', corpus.mixed),
+      ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
+      ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
+      analyzeAv: nodeProgram('pgvigil analyze --json (autovacuum)', 'analyze', corpus.autovacuum),
+      badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
+      badgerAv: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(corpus.autovacuum, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null,
+    };
+    // Warm the page cache: the point is parsing speed, not the disk.
+    for (const file of [corpus.mixed, corpus.autovacuum]) execFileSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const order = Object.entries(programs).filter((e): e is [string, Program] => e[1] !== null);
+    const samples = new Map<string, Sample[]>(order.map(([key]) => [key, []]));
+    for (let i = 0; i < runs; i++) {
+      for (const [key, program] of order) {
+        const sample = await measure(program);
+        samples.get(key)!.push(sample);
+        process.stdout.write(`run ${i + 1}/${runs}: ${program.name}: ${sample.run.seconds.toFixed(1)} s, ${sample.mbPerS.toFixed(1)} MB/s wall, ` +
+          `${sample.mbPerCpuS?.toFixed(1) ?? '-'} MB/s CPU, peak RSS ${sample.run.peakRssMb?.toFixed(0) ?? '-'} MB\n`);
+      }
+    }
+    process.stdout.write('\nmedian of runs (range):\n');
+    for (const [key, program] of order) process.stdout.write(`  ${report(program, samples.get(key)!)}\n`);
+    const s = (key: string): Sample[] => samples.get(key)!;
+    process.stdout.write('\nratios (median of per-run ratios; targets in brackets):\n');
+    process.stdout.write(`  analyze / bare loop, mixed:            ${ratio(s('analyze'), s('bare'))} [>= 0.25x]\n`);
+    if (programs.badger) process.stdout.write(`  analyze / pgbadger -j 1, mixed:        ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
+    if (programs.badgerAv) process.stdout.write(`  analyze / pgbadger -j 1, autovacuum:   ${ratio(s('analyzeAv'), s('badgerAv'))} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`);
+    process.stdout.write(`  absolute (noisy): analyze mixed ${median(s('analyze').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 100], ` +
+      `autovacuum ${median(s('analyzeAv').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 60], ingest ${median(s('ingest').map((x) => x.mbPerS)).toFixed(0)} MB/s ` +
+      `(notable only: ${median(s('ingestNotable').map((x) => x.mbPerS)).toFixed(0)} MB/s) [>= 50, RSS < 200 MB]\n`);
+    const analyzeLines = s('analyze')[0]?.lines;
+    const bareLines = s('bare')[0]?.lines;
+    if (analyzeLines !== bareLines) process.stdout.write(`  WARNING: analyze counted ${analyzeLines} lines, the bare loop ${bareLines}\n`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+export const benchmark: Benchmark = {
+  description: 'log parsing (pgvigil analyze vs pgBadger and a bare Node loop) and live ingest to SQLite',
+  run,
+};

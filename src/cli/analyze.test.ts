@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../store/open-store.js';
+import type { AnalyzeReport } from '../report/analyze-text.js';
+import { runAnalyze, type AnalyzeOptions } from './analyze.js';
+
+const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
+const text = readFileSync(FIXTURE, 'utf8');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-analyze-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The fixture cut in two at an entry boundary near the middle: [first half, second half]. */
+function halves(): [string, string] {
+  const lines = text.split('\n');
+  let cut = Math.floor(lines.length / 2);
+  while (lines[cut]?.startsWith('\t')) cut++;
+  return [`${lines.slice(0, cut).join('\n')}\n`, lines.slice(cut).join('\n')];
+}
+
+async function analyze(files: string[], options: AnalyzeOptions = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  stdout.on('data', (d: Buffer) => out.push(d));
+  stderr.on('data', (d: Buffer) => err.push(d));
+  const code = await runAnalyze(files, options, { stdout, stderr });
+  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
+}
+
+async function analyzeJson(files: string[], options: AnalyzeOptions = {}): Promise<AnalyzeReport> {
+  const { code, stdout } = await analyze(files, { ...options, json: true });
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as AnalyzeReport;
+}
+
+/** Counts by scanning the text, independently of the parser. */
+const count = (pattern: RegExp): number => text.split('\n').filter((l) => pattern.test(l)).length;
+/** Entry starts: prefixed lines with a severity (DETAIL, STATEMENT... lines belong to the entry before). */
+const ENTRY_START = /^\d{4}-\S+ \S+ UTC \[\d+\] (\S+@\S+ )?(LOG|ERROR|WARNING|FATAL|PANIC|INFO|NOTICE|DEBUG): {2}/;
+
+describe('pgvigil analyze', () => {
+  it('counts lines, entries and events of a real log, with format and prefix detected', async () => {
+    const report = await analyzeJson([FIXTURE]);
+    expect(report.files[0]).toMatchObject({ format: 'stderr', prefix: '%m [%p] %q%u@%d ', error: null });
+    expect(report.lines).toBe(text.split('\n').length - 1);
+    expect(report.entries).toBe(count(ENTRY_START));
+    expect(report.unparsed_lines).toBe(0);
+    expect(report.events_by_kind.autovacuum).toBe(count(/LOG: {2}automatic (aggressive )?vacuum (to prevent wraparound )?of table/));
+    expect(report.events_by_kind.autoanalyze).toBe(count(/LOG: {2}automatic analyze of table/));
+    expect(report.events_by_kind.deadlock).toBe(count(/ERROR: {2}deadlock detected/));
+    expect(report.summary.autovacuum.runs).toBe(report.events_by_kind.autovacuum);
+    expect(report.summary.autovacuum.tables.map((t) => t.table)).toContain('postgres.public.bench_churn');
+  });
+
+  it('reads .gz like plain text and orders files by their first timestamp, not by argument order', async () => {
+    const [first, second] = halves();
+    writeFileSync(path.join(dir, 'b-later.log.gz'), gzipSync(second));
+    writeFileSync(path.join(dir, 'a-earlier.log'), first);
+    const whole = await analyzeJson([FIXTURE]);
+    const split = await analyzeJson([path.join(dir, 'b-later.log.gz'), path.join(dir, 'a-earlier.log')]);
+    expect(split.files.map((f) => path.basename(f.path))).toEqual(['a-earlier.log', 'b-later.log.gz']);
+    expect({ lines: split.lines, entries: split.entries, kinds: split.events_by_kind })
+      .toEqual({ lines: whole.lines, entries: whole.entries, kinds: whole.events_by_kind });
+  });
+
+  it('prints every event as snake_case NDJSON with --events, the summary on stderr', async () => {
+    const { code, stdout, stderr } = await analyze([FIXTURE], { events: true });
+    expect(code).toBe(0);
+    const events = stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events).toHaveLength(count(ENTRY_START));
+    expect(Object.keys(events[0]!)).toEqual(['kind', 'target', 'ts', 'pid', 'database', 'user', 'level', 'sqlstate', 'message', 'details', 'source']);
+    expect(events[0]!.ts).toBe('2026-11-30T07:13:45.144Z');
+    const deadlock = events.find((e) => e.kind === 'deadlock')!;
+    expect(deadlock).toMatchObject({ target: 'offline', level: 'ERROR', database: 'postgres', user: 'postgres' });
+    expect(stderr).toMatch(/^pgvigil analyze: 1 file\(s\)/);
+  });
+
+  it('stores the events with --db', async () => {
+    const db = path.join(dir, 'store.db');
+    await analyze([FIXTURE], { db, json: true });
+    const store = openStore(db, { readonly: true });
+    const kinds = store.prepare('SELECT kind, count(*) AS n FROM events GROUP BY kind').all() as Array<{ kind: string; n: number }>;
+    store.close();
+    expect(Object.fromEntries(kinds.map((k) => [k.kind, k.n])).autovacuum).toBe(count(/LOG: {2}automatic (aggressive )?vacuum (to prevent wraparound )?of table/));
+    expect(kinds.reduce((sum, k) => sum + k.n, 0)).toBe(count(ENTRY_START));
+  });
+
+  it('reports an unreadable or truncated file, keeps what it read, goes on, and exits 1', async () => {
+    const gz = gzipSync(text);
+    const cut = path.join(dir, 'cut.log.gz');
+    writeFileSync(cut, gz.subarray(0, Math.floor(gz.length / 2)));
+    const { code, stdout, stderr } = await analyze([path.join(dir, 'missing.log'), cut, FIXTURE], { json: true });
+    expect(code).toBe(1);
+    const report = JSON.parse(stdout) as AnalyzeReport;
+    expect(report.files.find((f) => f.path.endsWith('missing.log'))?.error).toMatch(/ENOENT/);
+    expect(report.files.find((f) => f.path === cut)?.error).toMatch(/unexpected end of file/);
+    expect(report.files.find((f) => f.path === FIXTURE)?.error).toBeNull();
+    expect(report.lines).toBeGreaterThan(text.split('\n').length - 1);
+    expect(stderr).toMatch(/missing\.log/);
+  });
+
+  it('prints a readable summary by default', async () => {
+    const { stdout } = await analyze([FIXTURE]);
+    expect(stdout).toMatch(/Events by kind/);
+    expect(stdout).toMatch(/Autovacuum \(\d+ runs on \d+ tables\)/);
+    expect(stdout).toMatch(/postgres\.public\.bench_churn/);
+    expect(stdout).toMatch(/Busiest minutes/);
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Splits raw log bytes into physical lines with the exact byte offset of each line's first byte.
+ *
+ * Owns: newline framing, byte offsets, UTF-8 decoding (invalid bytes become U+FFFD, never an
+ * exception), the over-long-line guard. Never: parsing a line, or emitting a line whose newline
+ * has not arrived (the tailer must not see half a line; offline reading calls `end()` at EOF).
+ *
+ * Why split on the Buffer: byte offsets stay exact whatever the text holds, and each line is
+ * decoded on its own: from one byte a character when the chunk is ASCII (the common case: as fast
+ * as decoding the chunk into one string and slicing it, without lines that pin their chunk's
+ * string in memory), as UTF-8 otherwise.
+ */
+import { isAscii } from 'node:buffer';
+import type { PhysicalLine } from '../parsers/framer.js';
+
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 13;
+
+export interface LineSplitterOptions {
+  /** Byte offset, in the file or decompressed stream, of the first byte that will be pushed. */
+  startOffset?: number;
+  /** 1-based number of the first line pushed; null when unknown (resuming mid-file). */
+  startLine?: number | null;
+  /** Bytes kept of one line; the rest is skipped up to its newline and counted. */
+  maxLineBytes?: number;
+}
+
+export interface LineSplitterStats {
+  lines: number;
+  /** Lines longer than maxLineBytes: emitted cut to maxLineBytes. */
+  overLongLines: number;
+  /** Bytes skipped from over-long lines. */
+  skippedBytes: number;
+}
+
+export type LineSink = (line: PhysicalLine) => void;
+
+export class LineSplitter {
+  private nextOffset: number;
+  private lineStartOffset: number;
+  private lineNumber: number | null;
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  private droppedBytes = 0;
+  private readonly maxLineBytes: number;
+  readonly stats: LineSplitterStats = { lines: 0, overLongLines: 0, skippedBytes: 0 };
+
+  constructor(options: LineSplitterOptions = {}) {
+    this.nextOffset = options.startOffset ?? 0;
+    this.lineStartOffset = this.nextOffset;
+    this.lineNumber = options.startLine === undefined ? 1 : options.startLine;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  }
+
+  /** Offset just past the newline of the last complete line: where an unfinished line starts. */
+  get consumedOffset(): number {
+    return this.lineStartOffset;
+  }
+
+  /** Offset of the next byte expected (consumedOffset + bytes held for an unfinished line). */
+  get readOffset(): number {
+    return this.nextOffset;
+  }
+
+  /** Bytes of an unfinished line held (or skipped) waiting for its newline. */
+  get pendingBytes(): number {
+    return this.nextOffset - this.lineStartOffset;
+  }
+
+  /**
+   * Emits every line completed by `chunk`. The chunk may be reused by the caller afterwards:
+   * an unfinished tail is copied.
+   */
+  push(chunk: Buffer, emit: LineSink): void {
+    const length = chunk.length;
+    let pos = 0;
+    if (this.pendingBytes > 0) {
+      const newline = chunk.indexOf(NEWLINE);
+      if (newline === -1) {
+        this.hold(chunk, 0, length);
+        this.nextOffset += length;
+        return;
+      }
+      this.hold(chunk, 0, newline);
+      this.emitHeld(emit);
+      pos = newline + 1;
+      this.lineStartOffset = this.nextOffset + pos;
+    }
+    const last = chunk.lastIndexOf(NEWLINE);
+    if (last >= pos) {
+      this.emitRegion(chunk, pos, last, emit);
+      pos = last + 1;
+      this.lineStartOffset = this.nextOffset + pos;
+    }
+    if (pos < length) this.hold(chunk, pos, length);
+    this.nextOffset += length;
+  }
+
+  /** At the end of a complete file: emits a last line that has no newline, if any. */
+  end(emit: LineSink): void {
+    if (this.pendingBytes === 0) return;
+    this.emitHeld(emit);
+    this.lineStartOffset = this.nextOffset;
+  }
+
+  /** Forgets an unfinished line (the file was truncated or replaced) and restarts at `offset`. */
+  reset(offset: number, startLine: number | null): void {
+    this.held = [];
+    this.heldBytes = 0;
+    this.droppedBytes = 0;
+    this.nextOffset = offset;
+    this.lineStartOffset = offset;
+    this.lineNumber = startLine;
+  }
+
+  /** Lines [start, end) of chunk, each ended by a newline at or before `end`. */
+  private emitRegion(chunk: Buffer, start: number, end: number, emit: LineSink): void {
+    // ASCII (nearly every log): one-byte strings straight from the bytes, as fast as decoding the
+    // region at once, and each line its own string, not a slice pinning a 64 KiB parent in memory.
+    const encoding = isAscii(chunk.subarray(start, end)) ? 'latin1' : 'utf8';
+    let from = start;
+    for (;;) {
+      const found = chunk.indexOf(NEWLINE, from);
+      const lineEnd = found === -1 || found > end ? end : found;
+      const cut = lineEnd > from && chunk[lineEnd - 1] === CARRIAGE_RETURN ? lineEnd - 1 : lineEnd;
+      this.emitLine(chunk.toString(encoding, from, cut), this.nextOffset + from, emit);
+      if (lineEnd === end) return;
+      from = lineEnd + 1;
+    }
+  }
+
+  private emitLine(text: string, offset: number, emit: LineSink): void {
+    const line = this.lineNumber;
+    if (line !== null) this.lineNumber = line + 1;
+    this.stats.lines++;
+    emit({ text, offset, line });
+  }
+
+  private emitHeld(emit: LineSink): void {
+    const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
+    let end = bytes.length;
+    if (this.droppedBytes > 0) {
+      this.stats.overLongLines++;
+      this.stats.skippedBytes += this.droppedBytes;
+    } else if (end > 0 && bytes[end - 1] === CARRIAGE_RETURN) {
+      end--;
+    }
+    this.emitLine(bytes.toString('utf8', 0, end), this.lineStartOffset, emit);
+    this.held = [];
+    this.heldBytes = 0;
+    this.droppedBytes = 0;
+  }
+
+  private hold(chunk: Buffer, start: number, end: number): void {
+    const room = this.maxLineBytes - this.heldBytes;
+    const keep = Math.min(end - start, Math.max(room, 0));
+    if (keep > 0) {
+      // Copy: the caller reuses its read buffer.
+      this.held.push(Buffer.from(chunk.subarray(start, start + keep)));
+      this.heldBytes += keep;
+    }
+    this.droppedBytes += end - start - keep;
+  }
+}

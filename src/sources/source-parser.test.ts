@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../lib/logger.js';
+import type { PhysicalLine } from '../parsers/framer.js';
+import { LineSplitter } from './line-reader.js';
+import { addStats, SourceParser } from './source-parser.js';
+
+const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
+const bytes = readFileSync(FIXTURE);
+
+function lines(): PhysicalLine[] {
+  const out: PhysicalLine[] = [];
+  const splitter = new LineSplitter();
+  splitter.push(bytes, (l) => out.push(l));
+  return out;
+}
+
+describe('SourceParser', () => {
+  it('holds lines back until the format is detected, then parses them all, in order', () => {
+    const auto = new SourceParser({ target: 't', format: 'auto' }, silentLogger());
+    const known = new SourceParser({ target: 't', format: 'stderr', prefix: '%m [%p] %q%u@%d ' }, silentLogger());
+    auto.openFile('f.log');
+    known.openFile('f.log');
+    const all = lines();
+    const first = all.slice(0, 5).flatMap((l) => auto.push(l));
+    expect(first).toEqual([]);
+    expect(auto.format).toBeNull();
+    expect(auto.safeOffset()).toBe(0);
+    const rest = all.slice(5).flatMap((l) => auto.push(l));
+    expect(auto.format).toEqual({ format: 'stderr', prefix: '%m [%p] %q%u@%d ' });
+    const viaAuto = [...first, ...rest, ...auto.flush()];
+    const viaKnown = [...all.flatMap((l) => known.push(l)), ...known.flush()];
+    expect(viaAuto).toEqual(viaKnown);
+  });
+
+  it('takes a decision at flush even on few lines', () => {
+    const parser = new SourceParser({ target: 't', format: 'auto' }, silentLogger());
+    parser.openFile('f.log');
+    for (const line of lines().slice(0, 3)) parser.push(line);
+    expect(parser.flush()).toHaveLength(3);
+    expect(parser.format?.format).toBe('stderr');
+    expect(parser.safeOffset()).toBeNull();
+  });
+
+  it('adds up statistics across files', () => {
+    const parser = new SourceParser({ target: 't', format: 'stderr', prefix: '%m [%p] %q%u@%d ' }, silentLogger());
+    const all = lines();
+    for (const file of ['a.log', 'b.log']) {
+      parser.openFile(file);
+      for (const line of all) parser.push(line);
+      parser.flush();
+    }
+    expect(parser.stats()?.lines).toBe(2 * all.length);
+  });
+});
+
+describe('addStats', () => {
+  it('adds numbers and maps of numbers, concatenates lists', () => {
+    expect(addStats({ a: 1, m: { x: 1 }, l: [1] }, { a: 2, m: { x: 2, y: 3 }, l: [2] })).toEqual({ a: 3, m: { x: 3, y: 3 }, l: [1, 2] });
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The parsing side of a log source: one pipeline per file (events carry the file's path), format
+ * detection when the format is `auto`, and parser statistics added up across files.
+ *
+ * Owns: when a pipeline is created and what it is fed. Never: I/O or offsets of its own (the
+ * tailer and the offline reader own those; `safeOffset()` passes the pipeline's through).
+ */
+import type { AnyLogEvent, Clock } from '../domain/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { LogFormat, PhysicalLine } from '../parsers/framer.js';
+import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
+import { detectFormat, type DetectedFormat } from '../parsers/detect-format.js';
+import type { LineSplitter } from './line-reader.js';
+
+export interface ParserSettings {
+  /** Target (server) name stamped on every event. */
+  target: string;
+  format: LogFormat | 'auto';
+  /** log_line_prefix for stderr; detected when absent. */
+  prefix?: string;
+  /** Zone for timestamps printed without one (%t/%m with an abbreviation PostgreSQL left out). */
+  timezone?: string;
+  /** Time of entries whose prefix has none. */
+  clock?: Clock;
+}
+
+export type { PipelineStats };
+
+/** Lines held back for detection before giving up and using what was found. */
+const DETECT_LINES = 200;
+
+export class SourceParser {
+  private pipeline: LogPipeline | null = null;
+  private file: string | null = null;
+  private resolved: DetectedFormat | null;
+  /** Lines read while the format is still unknown (auto): parsed once it is known. */
+  private undetected: PhysicalLine[] = [];
+  private closed: PipelineStats | null = null;
+
+  constructor(private readonly settings: ParserSettings, private readonly log: Logger) {
+    this.resolved = settings.format === 'auto' ? null : { format: settings.format, prefix: settings.prefix };
+  }
+
+  /** The format in use, once known. */
+  get format(): DetectedFormat | null {
+    return this.resolved;
+  }
+
+  /** Starts a new file: the previous pipeline's counts are kept, its pending state dropped. */
+  openFile(file: string): void {
+    this.retirePipeline();
+    this.file = file;
+    this.undetected = [];
+  }
+
+  /** Splits `chunk` with `splitter` and returns the events the completed lines finished. */
+  take(splitter: LineSplitter, chunk: Buffer): AnyLogEvent[] {
+    const events: AnyLogEvent[] = [];
+    const pipeline = this.pipeline ?? this.startPipeline(false);
+    if (pipeline) {
+      splitter.push(chunk, (line) => {
+        const out = pipeline.push(line);
+        for (let i = 0; i < out.length; i++) events.push(out[i]!);
+      });
+      return events;
+    }
+    splitter.push(chunk, (line) => this.undetected.push(line));
+    const started = this.startPipeline(false);
+    if (started) for (const line of this.takeUndetected()) events.push(...started.push(line));
+    return events;
+  }
+
+  /** Feeds one line (offline reading, where the caller splits). */
+  push(line: PhysicalLine): AnyLogEvent[] {
+    const pipeline = this.pipeline ?? this.startPipeline(false);
+    if (pipeline) return pipeline.push(line);
+    this.undetected.push(line);
+    const started = this.startPipeline(false);
+    if (!started) return [];
+    const events: AnyLogEvent[] = [];
+    for (const held of this.takeUndetected()) events.push(...started.push(held));
+    return events;
+  }
+
+  /** Everything pending becomes final (end of file, idle, rotation). */
+  flush(): AnyLogEvent[] {
+    const pipeline = this.pipeline ?? this.startPipeline(true);
+    if (!pipeline) return [];
+    const events: AnyLogEvent[] = [];
+    for (const line of this.takeUndetected()) events.push(...pipeline.push(line));
+    events.push(...pipeline.flush());
+    return events;
+  }
+
+  /** First byte of the oldest line not yet turned into a returned event; null when none. */
+  safeOffset(): number | null {
+    if (this.undetected.length > 0) return this.undetected[0]!.offset;
+    return this.pipeline?.safeOffset() ?? null;
+  }
+
+  hasPending(): boolean {
+    return this.safeOffset() !== null;
+  }
+
+  /** Counts of every file parsed so far, the current one included. */
+  stats(): PipelineStats | null {
+    const current = this.pipeline?.stats ?? null;
+    if (!this.closed) return current ? structuredClone(current) : null;
+    return current ? addStats(structuredClone(this.closed), current) : structuredClone(this.closed);
+  }
+
+  private startPipeline(force: boolean): LogPipeline | null {
+    if (this.file === null) throw new Error('SourceParser: openFile() must come first');
+    if (!this.resolved) {
+      if (!force && this.undetected.length < DETECT_LINES) {
+        const found = detectFormat(this.undetected.map((l) => l.text), { final: false });
+        if (!found) return null;
+        this.resolved = found;
+      } else {
+        this.resolved = detectFormat(this.undetected.map((l) => l.text), { final: true }) ?? { format: 'stderr' };
+      }
+      this.log.info({ file: this.file, ...this.resolved }, 'log format detected');
+    }
+    this.pipeline = createLogPipeline({
+      target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog,
+      timezone: this.settings.timezone, file: this.file, clock: this.settings.clock,
+    });
+    return this.pipeline;
+  }
+
+  private takeUndetected(): PhysicalLine[] {
+    const lines = this.undetected;
+    this.undetected = [];
+    return lines;
+  }
+
+  private retirePipeline(): void {
+    if (!this.pipeline) return;
+    this.closed = this.closed ? addStats(this.closed, this.pipeline.stats) : structuredClone(this.pipeline.stats);
+    this.pipeline = null;
+  }
+}
+
+const MAX_MERGED_EXAMPLES = 50;
+
+/** Adds `more` into `into`: numbers and maps of numbers add up, example lists are concatenated. */
+export function addStats<T>(into: T, more: T): T {
+  const target = into as Record<string, unknown>;
+  for (const [key, value] of Object.entries(more as Record<string, unknown>)) {
+    const have = target[key];
+    if (typeof value === 'number') target[key] = (typeof have === 'number' ? have : 0) + value;
+    else if (Array.isArray(value)) target[key] = [...(Array.isArray(have) ? have : []), ...value].slice(0, MAX_MERGED_EXAMPLES);
+    else if (value && typeof value === 'object') target[key] = addStats((have && typeof have === 'object' ? have : {}) as object, value as object);
+  }
+  return into;
+}
