@@ -1,13 +1,29 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   store -> writer -> outputs (http, outbox) -> rules -> sources (tailers, pollers) -> retention.
+ *   writer -> outbox -> http -> rules -> sources (pollers, tailers) -> retention.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
+import { createCollectors } from './collectors/index.js';
 import type { Config } from './config/load-config.js';
 import type { Clock, Component } from './domain/index.js';
+import { buildHttpApp } from './http/build-http-app.js';
+import { HttpServer } from './http/http-server.js';
+import { Metrics } from './http/metrics.js';
+import type { ReadinessSources } from './http/readiness.js';
+import { collectorStatsOf, existingFilesBytes } from './http/self-metrics.js';
 import type { Logger } from './lib/logger.js';
+import { PGVIGIL_VERSION } from './lib/version.js';
+import { buildNotifiers } from './notify/build-notifiers.js';
+import { Outbox } from './notify/outbox.js';
+import { buildRules } from './rules/catalog.js';
+import { RuleEngine } from './rules/engine.js';
+import { StoreRuleViewSource } from './rules/store-rule-view.js';
+import { SCHEDULER_METRICS } from './sources/poll-scheduler.js';
+import { TargetSources } from './sources/target-sources.js';
+import { AlertStore } from './store/alert-store.js';
 import { openStore, type Db } from './store/open-store.js';
+import { StoreQueries } from './store/queries.js';
 import { RetentionJob } from './store/retention.js';
 import { StoreWriter } from './store/store-writer.js';
 
@@ -19,6 +35,8 @@ export interface AppDeps {
 export interface App {
   readonly db: Db;
   readonly writer: StoreWriter;
+  /** http://host:port once started. */
+  readonly url: string | null;
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -26,21 +44,59 @@ export interface App {
 export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const db = openStore(config.dbPath);
   const writer = new StoreWriter(db, clock, log.child({ component: 'store-writer' }));
-  const components: Component[] = [
-    writer,
-    new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' })),
-  ];
+  const notifiers = buildNotifiers(config);
+  const alerts = new AlertStore(db, notifiers);
+  const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts });
+  alerts.onTransition(() => outbox.wake());
+  const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
+  const metrics = new Metrics({
+    clock,
+    version: PGVIGIL_VERSION,
+    descriptions: [...createCollectors().flatMap((c) => c.metrics), ...SCHEDULER_METRICS],
+    maxTablesPerTarget: config.collectors.maxTablesPerDatabase,
+    sources: {
+      tailers: () => targets.flatMap((t) => (t.tailer && t.target.log ? [tailerStats(t.target.name, t.target.log.path, t.tailer.stats())] : [])),
+      collectors: () => targets.flatMap((t) => collectorStatsOf(t.target.name, t.scheduler.stats)),
+      writer: () => ({ ...writer.stats, backlogRows: writer.backlogRows }),
+      storeSizeBytes: () => existingFilesBytes([db.name, `${db.name}-wal`]),
+      notifiers: () => outbox.stats(),
+    },
+  });
+  metrics.attachWriter(writer);
+  metrics.attachAlerts(alerts);
+  const engine = new RuleEngine({
+    rules: buildRules(config.rules),
+    views: new StoreRuleViewSource(db, { targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })), staleAfterMs: config.rules.staleAfterMs }),
+    alerts,
+    clock,
+    log: log.child({ component: 'rules' }),
+    commits: writer,
+    options: config.rules,
+  });
+  const readiness: ReadinessSources = {
+    store: () => ({ writable: !writer.stats.failing, detail: writer.stats.failing ? `${writer.backlogRows} rows waiting` : null }),
+    postgres: () => targets.map((t) => ({ target: t.target.name, reachable: t.scheduler.status.server === null && t.scheduler.status.lastError === null ? null : t.scheduler.status.connected, detail: t.scheduler.status.lastError })),
+    logs: () => targets.map((t) => logReadiness(t)),
+  };
+  let http: HttpServer | null = null;
   const started: Component[] = [];
 
   return {
     db,
     writer,
+    get url() {
+      return http?.url ?? null;
+    },
     async start() {
-      log.info({ db: db.name, targets: config.targets.map((t) => t.name) }, 'pgvigil starting');
+      log.info({ version: PGVIGIL_VERSION, db: db.name, targets: config.targets.map((t) => t.name) }, 'pgvigil starting');
+      const app = await buildHttpApp({ metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, logger: log.child({ component: 'http' }) });
+      http = new HttpServer(app, config.listen.host, config.listen.port);
+      const components: Component[] = [writer, outbox, http, engine, ...targets, new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }))];
       for (const component of components) {
         await component.start();
         started.push(component);
       }
+      log.info({ url: http.url }, `serving /metrics, /healthz, /readyz and /api on ${http.url}`);
     },
     async stop() {
       for (const component of started.reverse()) {
@@ -53,5 +109,29 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
       started.length = 0;
       db.close();
     },
+  };
+}
+
+function tailerStats(target: string, source: string, stats: ReturnType<NonNullable<TargetSources['tailer']>['stats']>) {
+  return {
+    target,
+    source,
+    linesRead: stats.linesRead,
+    bytesRead: stats.bytesRead,
+    parseFailures: stats.parser?.unparsed_by_reason ?? {},
+    lagBytes: stats.lagBytes,
+    lagSeconds: stats.behindSeconds,
+  };
+}
+
+function logReadiness(t: TargetSources) {
+  if (!t.target.log) return { target: t.target.name, source: null, reading: null, detail: 'no log configured' };
+  if (!t.tailer) return { target: t.target.name, source: t.target.log.path, reading: null, detail: 'not started yet' };
+  const stats = t.tailer.stats();
+  return {
+    target: t.target.name,
+    source: t.target.log.path,
+    reading: !stats.waitingForSource,
+    detail: stats.waitingForSource ? `waiting for ${t.target.log.path} to appear` : stats.currentFile,
   };
 }

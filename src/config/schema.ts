@@ -16,8 +16,8 @@ export const logSourceSchema = z
   .object({
     /** A log file, or the server's log_directory. */
     path: z.string().min(1),
-    /** log_filename pattern when path is a directory (PostgreSQL strftime escapes). */
-    filename_pattern: z.string().min(1).default('postgresql-*'),
+    /** log_filename when path is a directory (PostgreSQL strftime escapes); null: the server default. */
+    filename_pattern: z.string().min(1).nullable().default(null),
     format: z.enum(['auto', 'stderr', 'csvlog', 'jsonlog']).default('auto'),
     /** log_line_prefix; null reads it from pg_settings when connected, else auto-detects. */
     prefix: z.string().nullable().default(null),

@@ -15,6 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { connectionHint } from '../lib/pg-connection.js';
 import type { Clock, Component, Sample } from '../domain/index.js';
 import { labelsKey } from '../domain/index.js';
 import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.js';
@@ -212,14 +213,18 @@ export class PollScheduler implements Component {
         return;
       } catch (err) {
         const message = `${errorCode(err)}: ${errorMessage(err)}`;
-        if (attempt === 0) this.options.logger.warn({ target: this.options.target, err: message }, 'cannot connect; retrying with backoff');
+        const retryInMs = Math.round(this.backoffMs(attempt));
+        // Said again when the error changes, and every 10th attempt, so a long outage stays visible without flooding.
+        if (attempt % 10 === 0 || message !== this.currentStatus.lastError) {
+          this.options.logger.warn({ target: this.options.target, err: message, attempt: attempt + 1, retryInMs, hint: connectionHint(err) }, 'cannot connect; retrying with backoff');
+        }
         await this.closePools();
         // Status, then the sleep, in one tick: whoever hears of the failed attempt finds the
         // retry already scheduled on the clock.
         this.emitUp(0);
         this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
         this.resolveFirstAttempt();
-        await this.options.clock.sleep(this.backoffMs(attempt), this.abort.signal);
+        await this.options.clock.sleep(retryInMs, this.abort.signal);
       }
     }
   }

@@ -1,0 +1,28 @@
+/**
+ * The notifiers the config asks for, each with its own outbox channel name.
+ */
+import type { Config } from '../config/load-config.js';
+import { AlertmanagerNotifier } from './alertmanager.js';
+import type { Notifier } from './notifier.js';
+import { PagerDutyNotifier } from './pagerduty.js';
+import { WebhookNotifier } from './webhook.js';
+
+export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Notifier[] {
+  const clusterOf = new Map(config.targets.map((t) => [t.name, t.cluster]));
+  const notifiers: Notifier[] = [];
+  const { pagerduty, alertmanager, webhooks } = config.notify;
+  if (pagerduty) {
+    notifiers.push(new PagerDutyNotifier({
+      routingKey: pagerduty.routingKey,
+      eventsUrl: pagerduty.eventsUrl,
+      changeUrl: pagerduty.changeUrl,
+      clusterFor: (target) => clusterOf.get(target) ?? null,
+    }));
+  }
+  if (alertmanager) notifiers.push(new AlertmanagerNotifier({ url: alertmanager.url }));
+  // Each webhook is its own outbox channel, so one slow receiver never holds up another.
+  webhooks.forEach((webhook, i) => {
+    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel: i === 0 ? 'webhook' : `webhook-${i + 1}` }));
+  });
+  return notifiers;
+}
