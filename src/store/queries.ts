@@ -113,11 +113,10 @@ export class StoreQueries {
 
   /** Newest first. */
   events(query: EventQuery): StoredEventView[] {
-    const where = ['ts_ms >= ?', 'ts_ms <= ?'];
-    const params: unknown[] = [query.fromMs, query.toMs];
-    if (query.kind !== undefined) (where.push('kind = ?'), params.push(query.kind));
-    if (query.database !== undefined) (where.push('database = ?'), params.push(query.database));
-    if (query.target !== undefined) (where.push('target = ?'), params.push(query.target));
+    const { where, params } = conditions([
+      ['ts_ms >= ?', query.fromMs], ['ts_ms <= ?', query.toMs],
+      ['kind = ?', query.kind], ['database = ?', query.database], ['target = ?', query.target],
+    ]);
     const rows = this.db
       .prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY ts_ms DESC, id DESC LIMIT ?`)
       .all(...params, query.limit) as EventRow[];
@@ -144,11 +143,9 @@ export class StoreQueries {
 
   /** Newest first. */
   alerts(query: AlertQuery): Alert[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (query.state !== undefined) (where.push('state = ?'), params.push(query.state));
-    if (query.toMs !== undefined) (where.push('started_ms <= ?'), params.push(query.toMs));
-    if (query.fromMs !== undefined) (where.push('(resolved_ms IS NULL OR resolved_ms >= ?)'), params.push(query.fromMs));
+    const { where, params } = conditions([
+      ['state = ?', query.state], ['started_ms <= ?', query.toMs], ['(resolved_ms IS NULL OR resolved_ms >= ?)', query.fromMs],
+    ]);
     const sql = `SELECT * FROM alerts ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_ms DESC, id DESC LIMIT ?`;
     return (this.db.prepare(sql).all(...params, query.limit) as AlertRow[]).map(alertFromRow);
   }
@@ -202,4 +199,10 @@ function decodeDetails(text: string): unknown {
   } catch {
     return { unreadable_details: text };
   }
+}
+
+/** SQL conditions with one parameter each; those whose value is undefined are left out. */
+function conditions(candidates: ReadonlyArray<readonly [string, unknown]>): { where: string[]; params: unknown[] } {
+  const given = candidates.filter(([, value]) => value !== undefined);
+  return { where: given.map(([sql]) => sql), params: given.map(([, value]) => value) };
 }
