@@ -12,9 +12,13 @@ import { openStore } from '../../src/store/open-store.js';
 import { LOG_FILENAME, logDirectory, logLine, logLines, range, startRig, storedSeqs, tempDir, waitFor, type Rig } from './tailer-rig.js';
 
 let rig: Rig | null = null;
+/** Tailer child processes still running; a failed wait must not leave one behind. */
+const children = new Set<ChildProcess>();
 afterEach(async () => {
   await rig?.close();
   rig = null;
+  for (const proc of children) proc.kill('SIGKILL');
+  children.clear();
 });
 
 /** An entry with tab-led continuation lines: a stop in its middle must not split it. */
@@ -71,6 +75,8 @@ describe('tailer restart (SIGKILL)', () => {
 
   function spawnTailer(store: string, source: string): Promise<ChildProcess> {
     const proc = spawn(process.execPath, ['--import', 'tsx', child, store, source], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(proc);
+    proc.once('exit', () => children.delete(proc));
     let err = '';
     proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     return new Promise((resolve, reject) => {
