@@ -19,7 +19,10 @@ it('SIGKILL in the middle of write batches loses no committed batch and leaves a
   });
   let lastCommitted = 0;
   await new Promise<void>((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`child committed only ${lastCommitted} rows in 60 s`)), 60_000);
+    const deadline = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`child committed only ${lastCommitted} rows in 60 s`));
+    }, 60_000);
     child.stdout.setEncoding('utf8').on('data', (text: string) => {
       const matches = [...text.matchAll(/committed (\d+)/g)];
       if (matches.length > 0) lastCommitted = Number(matches.at(-1)![1]);
