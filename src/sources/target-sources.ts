@@ -31,7 +31,7 @@ export class TargetSources implements Component {
       collectors: createCollectors({ maxTablesPerDatabase: config.collectors.maxTablesPerDatabase, disabled: config.collectors.disabled }),
       writer,
       clock,
-      logger: log.child({ component: 'poller', target: target.name }),
+      logger: log.child({ component: 'poller' }),
       intervals: config.collectors.intervalMs,
     });
   }
