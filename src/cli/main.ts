@@ -8,6 +8,7 @@ import { loadConfig, type ConfigOverrides } from '../config/load-config.js';
 import { createLogger } from '../lib/logger.js';
 import { analyzeCommand } from './analyze.js';
 import { runChecks } from './check.js';
+import { reportCommand } from './report.js';
 import { checkExitCode, formatCheckResults } from './check-results.js';
 import { EXIT } from './exit-codes.js';
 import { runDaemon } from './run.js';
@@ -59,6 +60,7 @@ export function buildCli(setExitCode: (code: number) => void): Command {
   );
 
   program.addCommand(analyzeCommand(setExitCode));
+  program.addCommand(reportCommand(setExitCode));
 
   return program;
 }

@@ -40,17 +40,35 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
     out.push(`  ${f.path}: ${what}`);
   }
 
+  out.push(...renderSummarySections(s));
+
+  const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);
+  section(`Lines not understood (${count(report.unparsed_lines)})`, [
+    ...reasons.map(([reason, n]) => `${pad(reason, 28)} ${count(n)}`),
+    ...report.unparsed_examples.slice(0, 5).map((e) => `e.g. ${e.file}:${e.line ?? `@${e.offset}`}: ${e.text.slice(0, 160)}`),
+  ].filter(() => report.unparsed_lines > 0));
+  if (report.over_long_lines > 0) out.push('', `${count(report.over_long_lines)} over-long lines were cut at 1 MiB`);
+  return `${out.join('\n')}\n`;
+}
+
+/** The summary's sections as text lines (each section: a blank line, a title, indented rows). */
+export function renderSummarySections(s: AnalyzeSummary): string[] {
+  const out: string[] = [];
+  const section = (title: string, lines: string[]): void => {
+    if (lines.length > 0) out.push('', title, ...lines.map((l) => `  ${l}`));
+  };
+  const tableWidth = Math.max(40, ...s.autovacuum.tables.map((t) => t.table.length), ...s.autoanalyze.tables.map((t) => t.table.length));
   const kinds = Object.entries(s.events_by_kind).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   section('Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
 
   section(`Autovacuum (${count(s.autovacuum.runs)} runs on ${count(s.autovacuum.tables_total)} tables)`, s.autovacuum.tables.length === 0 ? [] : [
-    `${pad('table', 40)} ${lpad('runs', 6)} ${lpad('total s', 10)} ${lpad('max s', 9)} ${lpad('max dead not removable', 22)} ${lpad('max cutoff age', 14)}`,
+    `${pad('table', tableWidth)} ${lpad('runs', 6)} ${lpad('total s', 10)} ${lpad('max s', 9)} ${lpad('max dead not removable', 22)} ${lpad('max cutoff age', 14)}`,
     ...s.autovacuum.tables.map((t) =>
-      `${pad(t.table, 40)} ${lpad(count(t.runs), 6)} ${lpad(t.total_elapsed_s.toFixed(2), 10)} ${lpad(num(t.max_elapsed_s), 9)} ${lpad(num(t.max_dead_not_removable), 22)} ${lpad(num(t.max_removable_cutoff_age_xids), 14)}`),
+      `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} ${lpad(t.total_elapsed_s.toFixed(2), 10)} ${lpad(num(t.max_elapsed_s), 9)} ${lpad(num(t.max_dead_not_removable), 22)} ${lpad(num(t.max_removable_cutoff_age_xids), 14)}`),
     ...(s.autovacuum.other_tables_runs > 0 ? [`(${count(s.autovacuum.other_tables_runs)} runs on further tables not itemised)`] : []),
   ]);
   section(`Autoanalyze (${count(s.autoanalyze.runs)} runs on ${count(s.autoanalyze.tables_total)} tables)`, s.autoanalyze.tables.map((t) =>
-    `${pad(t.table, 40)} ${lpad(count(t.runs), 6)} runs, ${t.total_elapsed_s.toFixed(2)} s total, max ${num(t.max_elapsed_s)} s`));
+    `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} runs, ${t.total_elapsed_s.toFixed(2)} s total, max ${num(t.max_elapsed_s)} s`));
 
   section(`Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
   section(`Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
@@ -67,13 +85,7 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
   section('Busiest minutes', s.busiest_minutes.map((m) =>
     `${m.minute}  ${lpad(count(m.events), 9)} events, ${count(m.notable)} notable, ${count(m.errors)} errors`));
 
-  const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);
-  section(`Lines not understood (${count(report.unparsed_lines)})`, [
-    ...reasons.map(([reason, n]) => `${pad(reason, 28)} ${count(n)}`),
-    ...report.unparsed_examples.slice(0, 5).map((e) => `e.g. ${e.file}:${e.line ?? `@${e.offset}`}: ${e.text.slice(0, 160)}`),
-  ].filter(() => report.unparsed_lines > 0));
-  if (report.over_long_lines > 0) out.push('', `${count(report.over_long_lines)} over-long lines were cut at 1 MiB`);
-  return `${out.join('\n')}\n`;
+  return out;
 }
 
 function ranked(rows: Ranked[]): string[] {

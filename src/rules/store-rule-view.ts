@@ -8,6 +8,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Db } from '../store/open-store.js';
+import type { EventRow } from '../store/queries.js';
 import type { EventKind, Labels, LogLevel } from '../domain/index.js';
 import {
   DEFAULT_STALE_AFTER_MS,
@@ -36,21 +37,6 @@ export interface StoreRuleViewStats {
   examples: string[];
 }
 
-interface EventRow {
-  id: number;
-  target: string;
-  ts_ms: number;
-  kind: string;
-  level: string;
-  sqlstate: string | null;
-  pid: number | null;
-  database: string | null;
-  user_name: string | null;
-  message: string;
-  details: string;
-  source_file: string;
-  source_offset: number;
-}
 
 interface SeriesRow {
   id: number;

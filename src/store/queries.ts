@@ -2,7 +2,7 @@
  * Read queries for the HTTP API and reports: events, series (downsampled by step), alerts with
  * their evidence. Owns no writes. Callers validate parameters; these functions trust them.
  */
-import type { Alert, EventKind, LogLevel } from '../domain/index.js';
+import type { Alert, AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
 import { OutboxTable, type OutboxRow } from '../notify/outbox-table.js';
 import { alertFromRow, type AlertRow } from './alert-store.js';
 import type { Db } from './open-store.js';
@@ -121,6 +121,32 @@ export class StoreQueries {
       .prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY ts_ms DESC, id DESC LIMIT ?`)
       .all(...params, query.limit) as EventRow[];
     return rows.map(eventFromRow);
+  }
+
+  /**
+   * Every event of a window in time order, as LogEvents with their ids, read row by row so a
+   * long window does not sit in memory. Rows whose details are not JSON keep their text.
+   */
+  *eventsInOrder(query: { fromMs: number; toMs: number; target?: string }): Generator<{ id: number; event: AnyLogEvent }> {
+    const { where, params } = conditions([['ts_ms >= ?', query.fromMs], ['ts_ms <= ?', query.toMs], ['target = ?', query.target]]);
+    const rows = this.db.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY ts_ms, id`).iterate(...params) as IterableIterator<EventRow>;
+    for (const row of rows) {
+      yield {
+        id: row.id,
+        event: {
+          kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
+          level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: decodeDetails(row.details),
+          source: { file: row.source_file, offset: row.source_offset, line: null },
+        } as AnyLogEvent,
+      };
+    }
+  }
+
+  /** Transitions of the given alerts, oldest first. */
+  transitions(alertIds: readonly number[]): Array<{ alertId: number; tsMs: number; toState: 'firing' | 'resolved' }> {
+    if (alertIds.length === 0) return [];
+    return this.db.prepare(`SELECT alert_id AS alertId, ts_ms AS tsMs, to_state AS toState FROM alert_transitions
+      WHERE alert_id IN (${alertIds.map(() => '?').join(', ')}) ORDER BY ts_ms, id`).all(...alertIds) as Array<{ alertId: number; tsMs: number; toState: 'firing' | 'resolved' }>;
   }
 
   /** Throws TooManySeriesError when the name and labels match more than maxSeries series. */

@@ -1,0 +1,72 @@
+/**
+ * `pgvigil report`: the incident report for a past window from the store: the alerts, a
+ * timeline of notable events and transitions, and the log summary of the window.
+ */
+import { Command } from 'commander';
+import { DateTime } from 'luxon';
+import { openStore, StoreError } from '../store/open-store.js';
+import { StoreQueries } from '../store/queries.js';
+import { buildIncidentReport, renderIncidentReportText } from '../report/incident-report.js';
+import { EXIT } from './exit-codes.js';
+
+interface ReportFlags {
+  db: string;
+  from: string;
+  to: string;
+  target?: string;
+  json?: boolean;
+}
+
+const RELATIVE = /^-?(\d+(?:\.\d+)?)(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** "now", an ISO 8601 time, or a duration before now such as 6h, -30m, 2d. Null when unreadable. */
+export function parseReportTime(text: string, nowMs: number): number | null {
+  if (text === 'now') return nowMs;
+  const relative = RELATIVE.exec(text);
+  if (relative) return nowMs - Number(relative[1]) * UNIT_MS[relative[2] as keyof typeof UNIT_MS];
+  const parsed = DateTime.fromISO(text, { zone: 'utc' });
+  return parsed.isValid ? parsed.toMillis() : null;
+}
+
+export function reportCommand(setExitCode: (code: number) => void): Command {
+  return new Command('report')
+    .description('incident report for a past window from the store: alerts, timeline, log summary')
+    .option('--db <file>', 'SQLite store (env PGVIGIL_DB)', process.env.PGVIGIL_DB ?? './pgvigil.db')
+    .option('--from <time>', 'start: ISO 8601 time, or a duration ago such as 6h, 30m, 2d', '24h')
+    .option('--to <time>', 'end: ISO 8601 time, a duration ago, or now', 'now')
+    .option('--target <name>', 'only this target')
+    .option('--json', 'print the report as one JSON document')
+    .action((flags: ReportFlags) => {
+      setExitCode(runReport(flags, Date.now()));
+    });
+}
+
+export function runReport(flags: ReportFlags, nowMs: number): number {
+  const fromMs = parseReportTime(flags.from, nowMs);
+  const toMs = parseReportTime(flags.to, nowMs);
+  if (fromMs === null || toMs === null || fromMs > toMs) {
+    process.stderr.write(`pgvigil report: --from ${JSON.stringify(flags.from)} / --to ${JSON.stringify(flags.to)}: give ISO 8601 times or durations ago (6h, 30m, 2d), from before to\n`);
+    return EXIT.USAGE;
+  }
+  let db;
+  try {
+    db = openStore(flags.db, { readonly: true });
+  } catch (err) {
+    process.stderr.write(`pgvigil report: ${err instanceof StoreError ? err.message : String(err)}\n`);
+    return EXIT.FAILURE;
+  }
+  try {
+    const queries = new StoreQueries(db);
+    const alerts = queries.alerts({ fromMs, toMs, limit: 1_000 }).filter((a) => flags.target === undefined || a.target === flags.target);
+    const report = buildIncidentReport({
+      fromMs, toMs, target: flags.target ?? null, alerts,
+      transitions: queries.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
+      events: queries.eventsInOrder({ fromMs, toMs, ...(flags.target !== undefined ? { target: flags.target } : {}) }),
+    });
+    process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : renderIncidentReportText(report));
+    return EXIT.OK;
+  } finally {
+    db.close();
+  }
+}
