@@ -3,6 +3,7 @@
  * Interval overrides by name are applied by the poll scheduler.
  */
 import type { Collector } from './collector.js';
+import { pgDatabaseSizeCollector } from './pg-database-size.js';
 import { pgDatabaseCollector } from './pg-database.js';
 import { pgLockWaitsCollector } from './pg-lock-waits.js';
 import { pgMaintenanceSessionsCollector } from './pg-maintenance-sessions.js';
@@ -45,6 +46,7 @@ export function createCollectors(options: CollectorsOptions = {}): Collector[] {
     pgSettingsCollector(),
     pgStatDatabaseCollector(),
     pgDatabaseCollector(),
+    pgDatabaseSizeCollector(),
     pgStatWalCollector(),
     pgStatCheckpointerCollector(),
   ];

@@ -195,9 +195,9 @@ export class PollScheduler implements Component {
     while (this.inFlight.size > 0) await Promise.all(this.inFlight.values());
   }
 
-  /** Runs every collector the server supports once, now (tests, benchmarks). */
-  async runOnce(): Promise<void> {
-    await Promise.all(this.activeCollectors().map((c) => this.runCollector(c)));
+  /** Runs every collector the server supports (or those `only` picks) once, now (tests, benchmarks). */
+  async runOnce(only: (c: Collector) => boolean = () => true): Promise<void> {
+    await Promise.all(this.activeCollectors().filter(only).map((c) => this.runCollector(c)));
   }
 
   // ---------------------------------------------------------------- connecting

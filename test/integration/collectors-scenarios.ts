@@ -180,7 +180,9 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     const ran = [...ctx.poller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(ran).toEqual(expect.arrayContaining(['pg_stat_user_tables', 'pg_replication_slots', 'pg_xmin_horizon', 'pg_stat_replication',
       'pg_stat_progress_vacuum', 'pg_stat_progress_repack', 'pg_maintenance_sessions', 'pg_lock_waits', 'pg_settings', 'pg_stat_database',
-      'pg_database', 'pg_stat_checkpointer', 'pg_repack_leftovers']));
+      'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_repack_leftovers']));
+    expect(ctx.poller.latest('pg_database_size_bytes', { datname: 'shop' })[0]?.value).toBeGreaterThan(0);
+    expect(ctx.poller.latest('pg_database_datfrozenxid_age_xids', { datname: 'template0' })[0]?.value).toBeGreaterThan(0);
     const standbyRan = [...ctx.standbyPoller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(standbyRan).toEqual(expect.arrayContaining(['pg_standby', 'pg_stat_database_conflicts']));
   });
