@@ -7,24 +7,21 @@
 import type { AutoanalyzeDetails, LogEntry } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { parseRusage, splitQualifiedName } from './fields.js';
-import { emptyUsage, lineKey, USAGE_LINES } from './usage-lines.js';
+import { emptyUsage, firstLine, forEachLaterLine, lineKey, USAGE_LINES } from './usage-lines.js';
 
 const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/;
 
 export function classifyAutoanalyze(entry: LogEntry, message: string): Classification | null {
-  const lines = message.split('\n');
-  const first = lines[0] ?? '';
+  const first = firstLine(message);
   const header = HEADER.exec(first);
   const name = header?.[1] === undefined ? null : splitQualifiedName(header[1]);
   if (!header || !name) return null;
   const details: AutoanalyzeDetails = Object.assign(emptyUsage(), { database: name.database, schema: name.schema, table: name.table, unknown_lines: [] });
   // PG 13: the usage is on the header line.
   if (header[2] !== undefined && !parseRusage(header[2], details)) details.unknown_lines.push(first);
-  for (let i = 1; i < lines.length; i++) {
-    const line = (lines[i] ?? '').trim();
-    if (line === '') continue;
+  forEachLaterLine(message, (line) => {
     const parser = USAGE_LINES.get(lineKey(line));
     if (parser === undefined || !parser(line, details)) details.unknown_lines.push(line);
-  }
+  });
   return { kind: 'autoanalyze', details, message: first, database: name.database };
 }

@@ -7,93 +7,102 @@
  */
 import type { AutovacuumDetails, IndexScanState, LogEntry, UsageFields, VacuumIndexStats } from '../../domain/index.js';
 import type { Classification } from './classification.js';
-import { matchPieces, splitQualifiedName, toFloat, toInt, type PieceSpec } from './fields.js';
-import { emptyUsage, lineKey, piecesAfter, USAGE_LINES, wholeLine, type LineParser } from './usage-lines.js';
+import { partTable, readParts, splitQualifiedName, toFloat, toInt } from './fields.js';
+import { emptyUsage, firstLine, forEachLaterLine, lineKey, partsAfter, USAGE_LINES, wholeLine, type LineParser } from './usage-lines.js';
 
 const HEADER = /^automatic (aggressive )?vacuum (to prevent wraparound )?of table "(.+)": index scans: (\d+)$/;
 
 export function classifyAutovacuum(entry: LogEntry, message: string): Classification | null {
-  const lines = message.split('\n');
-  const header = HEADER.exec(lines[0] ?? '');
+  const first = firstLine(message);
+  const header = HEADER.exec(first);
   const name = header?.[3] === undefined ? null : splitQualifiedName(header[3]);
   if (!header || !name) return null;
   const details = newDetails(name, header[1] !== undefined, header[2] !== undefined, toInt(header[4]));
-  for (let i = 1; i < lines.length; i++) {
-    const line = (lines[i] ?? '').trim();
-    if (line === '') continue;
+  forEachLaterLine(message, (line) => {
     if (!parseVacuumLine(line, details)) details.unknown_lines.push(line);
-  }
-  return { kind: 'autovacuum', details, message: lines[0] ?? message, database: name.database };
+  });
+  return { kind: 'autovacuum', details, message: first, database: name.database };
 }
 
 function parseVacuumLine(line: string, d: AutovacuumDetails): boolean {
   if (line.startsWith('index "')) return parseIndexLine(line, d);
-  const key = lineKey(line);
-  const parser = VACUUM_LINES.get(key) ?? USAGE_LINES.get(key);
+  const parser = LINES.get(lineKey(line));
   return parser !== undefined && parser(line, d);
 }
 
 /**
- * A report with nothing read yet. Built without leading object spreads: in V8 (Node 20) a large
- * literal that starts with a spread takes a slow path costing hundreds of microseconds.
+ * Every field of a report, unread; each report starts as a copy. A spread of a template keeps
+ * V8's fast object-cloning path (adding the usage fields to a 40-field literal with Object.assign
+ * cost four times as much, and an object literal that starts with a spread takes a slow path).
  */
+const UNREAD: AutovacuumDetails = Object.assign({
+  database: '',
+  schema: '',
+  table: '',
+  aggressive: false,
+  wraparound: false,
+  index_scans: null,
+  pages_removed: null,
+  pages_remain: null,
+  pages_scanned: null,
+  pages_scanned_pct: null,
+  pages_eagerly_scanned: null,
+  pages_skipped_pins: null,
+  pages_skipped_frozen: null,
+  tuples_removed: null,
+  tuples_remain: null,
+  tuples_dead_not_removable: null,
+  tuples_missed_dead: null,
+  tuples_missed_dead_pages: null,
+  removable_cutoff_xid: null,
+  removable_cutoff_age_xids: null,
+  new_relfrozenxid: null,
+  new_relfrozenxid_advance_xids: null,
+  new_relminmxid: null,
+  new_relminmxid_advance_mxids: null,
+  frozen_pages: null,
+  frozen_pages_pct: null,
+  tuples_frozen: null,
+  vm_pages_all_visible: null,
+  vm_pages_all_frozen: null,
+  vm_pages_were_all_visible: null,
+  index_scan: null,
+  parallel_workers_planned: null,
+  parallel_workers_launched: null,
+  parallel_cleanup_workers_planned: null,
+  parallel_cleanup_workers_launched: null,
+  indexes: [],
+  dead_item_storage_mb: null,
+  dead_item_storage_resets: null,
+  dead_item_storage_limit_mb: null,
+  unknown_lines: [],
+} satisfies Omit<AutovacuumDetails, keyof UsageFields>, emptyUsage());
+
+/** A report with nothing read yet (its arrays its own). */
 function newDetails(
   name: { database: string; schema: string; table: string },
   aggressive: boolean,
   wraparound: boolean,
   indexScans: number | null,
 ): AutovacuumDetails {
-  const vacuum: Omit<AutovacuumDetails, keyof UsageFields> = {
-    database: name.database,
-    schema: name.schema,
-    table: name.table,
-    aggressive,
-    wraparound,
-    index_scans: indexScans,
-    pages_removed: null,
-    pages_remain: null,
-    pages_scanned: null,
-    pages_scanned_pct: null,
-    pages_eagerly_scanned: null,
-    pages_skipped_pins: null,
-    pages_skipped_frozen: null,
-    tuples_removed: null,
-    tuples_remain: null,
-    tuples_dead_not_removable: null,
-    tuples_missed_dead: null,
-    tuples_missed_dead_pages: null,
-    removable_cutoff_xid: null,
-    removable_cutoff_age_xids: null,
-    new_relfrozenxid: null,
-    new_relfrozenxid_advance_xids: null,
-    new_relminmxid: null,
-    new_relminmxid_advance_mxids: null,
-    frozen_pages: null,
-    frozen_pages_pct: null,
-    tuples_frozen: null,
-    vm_pages_all_visible: null,
-    vm_pages_all_frozen: null,
-    vm_pages_were_all_visible: null,
-    index_scan: null,
-    parallel_workers_planned: null,
-    parallel_workers_launched: null,
-    parallel_cleanup_workers_planned: null,
-    parallel_cleanup_workers_launched: null,
-    indexes: [],
-    dead_item_storage_mb: null,
-    dead_item_storage_resets: null,
-    dead_item_storage_limit_mb: null,
-    unknown_lines: [],
-  };
-  return Object.assign(vacuum, emptyUsage());
+  const details = { ...UNREAD };
+  details.database = name.database;
+  details.schema = name.schema;
+  details.table = name.table;
+  details.aggressive = aggressive;
+  details.wraparound = wraparound;
+  details.index_scans = indexScans;
+  details.indexes = [];
+  details.unknown_lines = [];
+  return details;
 }
 
-const INDEX_PAGES: readonly PieceSpec<VacuumIndexStats>[] = [
-  [/^(\d+) in total$/, (g, i) => (i.pages_total = toInt(g[1]))],
-  [/^(\d+) newly deleted$/, (g, i) => (i.pages_newly_deleted = toInt(g[1]))],
-  [/^(\d+) currently deleted$/, (g, i) => (i.pages_deleted = toInt(g[1]))],
-  [/^(\d+) reusable$/, (g, i) => (i.pages_free = toInt(g[1]))],
-];
+const INDEX_PAGES = partTable<VacuumIndexStats>([
+  ['{int} in total', (v, i) => (i.pages_total = v[0] ?? null)],
+  ['{int} newly deleted', (v, i) => (i.pages_newly_deleted = v[0] ?? null)],
+  ['{int} currently deleted', (v, i) => (i.pages_deleted = v[0] ?? null)],
+  ['{int} reusable', (v, i) => (i.pages_free = v[0] ?? null)],
+]);
 
 /** `index "x": pages: N in total, N newly deleted, N currently deleted, N reusable` (14+). */
 function parseIndexLine(line: string, d: AutovacuumDetails): boolean {
@@ -101,7 +110,7 @@ function parseIndexLine(line: string, d: AutovacuumDetails): boolean {
   if (end < 0) return false;
   const index: VacuumIndexStats = { name: line.slice('index "'.length, end), pages_total: null, pages_newly_deleted: null, pages_deleted: null, pages_free: null };
   d.indexes.push(index);
-  return matchPieces(line.slice(end + '": pages: '.length), ', ', INDEX_PAGES, index);
+  return readParts(line, end + '": pages: '.length, INDEX_PAGES, index);
 }
 
 /** `index scan <state>: N pages from table (X% of total) had N dead item identifiers removed` / `have N dead item identifiers`. */
@@ -116,32 +125,32 @@ function indexScanLine(state: IndexScanState): LineParser<AutovacuumDetails> {
 /** `<name>: N, which was|is N XIDs|MXIDs old when operation ended|ahead of previous value` (15+). */
 const XID_AND_AGE = /: (\d+), which (?:was|is) (-?\d+) M?XIDs (?:old when operation ended|ahead of previous value)$/;
 
-const PAGES: readonly PieceSpec<AutovacuumDetails>[] = [
-  [/^(\d+) removed$/, (g, d) => (d.pages_removed = toInt(g[1]))],
-  [/^(\d+) remain$/, (g, d) => (d.pages_remain = toInt(g[1]))],
+const PAGES = partTable<AutovacuumDetails>([
+  ['{int} removed', (v, d) => (d.pages_removed = v[0] ?? null)],
+  ['{int} remain', (v, d) => (d.pages_remain = v[0] ?? null)],
   // PG 15+.
-  [/^(\d+) scanned \(([\d.]+)% of total\)$/, (g, d) => {
-    d.pages_scanned = toInt(g[1]);
-    d.pages_scanned_pct = toFloat(g[2]);
+  ['{int} scanned ({dec}% of total)', (v, d) => {
+    d.pages_scanned = v[0] ?? null;
+    d.pages_scanned_pct = v[1] ?? null;
   }],
   // PG 18+.
-  [/^(\d+) eagerly scanned$/, (g, d) => (d.pages_eagerly_scanned = toInt(g[1]))],
+  ['{int} eagerly scanned', (v, d) => (d.pages_eagerly_scanned = v[0] ?? null)],
   // PG 13/14.
-  [/^(\d+) skipped due to pins$/, (g, d) => (d.pages_skipped_pins = toInt(g[1]))],
-  [/^(\d+) skipped frozen$/, (g, d) => (d.pages_skipped_frozen = toInt(g[1]))],
-];
+  ['{int} skipped due to pins', (v, d) => (d.pages_skipped_pins = v[0] ?? null)],
+  ['{int} skipped frozen', (v, d) => (d.pages_skipped_frozen = v[0] ?? null)],
+]);
 
-const TUPLES: readonly PieceSpec<AutovacuumDetails>[] = [
-  [/^(\d+) removed$/, (g, d) => (d.tuples_removed = toInt(g[1]))],
-  [/^(\d+) remain$/, (g, d) => (d.tuples_remain = toInt(g[1]))],
-  [/^(\d+) are dead but not yet removable$/, (g, d) => (d.tuples_dead_not_removable = toInt(g[1]))],
+const TUPLES = partTable<AutovacuumDetails>([
+  ['{int} removed', (v, d) => (d.tuples_removed = v[0] ?? null)],
+  ['{int} remain', (v, d) => (d.tuples_remain = v[0] ?? null)],
+  ['{int} are dead but not yet removable', (v, d) => (d.tuples_dead_not_removable = v[0] ?? null)],
   // PG 13/14: the same horizon 15+ prints as "removable cutoff".
-  [/^oldest xmin: (\d+)$/, (g, d) => (d.removable_cutoff_xid = toInt(g[1]))],
-];
+  ['oldest xmin: {int}', (v, d) => (d.removable_cutoff_xid = v[0] ?? null)],
+]);
 
 const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map<string, LineParser<AutovacuumDetails>>([
-  ['pages', piecesAfter('pages: ', PAGES)],
-  ['tuples', piecesAfter('tuples: ', TUPLES)],
+  ['pages', partsAfter('pages: ', PAGES)],
+  ['tuples', partsAfter('tuples: ', TUPLES)],
   // PG 15+, only when some dead tuples could not be removed for cleanup-lock contention.
   ['tuples missed', wholeLine(/^tuples missed: (\d+) dead from (\d+) pages not removed due to cleanup lock contention$/, (g, d) => {
     d.tuples_missed_dead = toInt(g[1]);
@@ -193,3 +202,6 @@ const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map
     d.dead_item_storage_limit_mb = toFloat(g[3]);
   })],
 ]);
+
+/** Vacuum's own lines and the usage lines in one map (one lookup per line); vacuum's win a clash. */
+const LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map<string, LineParser<AutovacuumDetails>>([...USAGE_LINES, ...VACUUM_LINES]);

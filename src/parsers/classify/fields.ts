@@ -60,21 +60,149 @@ export function matchPieces<T>(body: string, separator: string | RegExp, specs: 
   return all;
 }
 
+/**
+ * One part of a comma-separated line, for the report lines that come by the dozen per autovacuum
+ * run: literal text with number slots, `{int}` (digits, read by toInt) and `{dec}` (digits and
+ * dots, read by toFloat). `{int} scanned ({dec}% of total)` reads what the PieceSpec
+ * `^(\d+) scanned \(([\d.]+)% of total\)$` reads. `apply` gets the slots' values in order, in an
+ * array reused for the next part.
+ */
+export type PartSpec<T> = readonly [template: string, apply: (values: readonly (number | null)[], into: T) => void];
+
+interface CompiledPart<T> {
+  /** Group of the part's alternative, relative to its copy's first group. */
+  group: number;
+  slots: ReadonlyArray<{ group: number; dec: boolean }>;
+  apply: PartSpec<T>[1];
+}
+
+/** Compiled PartSpecs (built once per module with partTable). */
+export interface PartTable<T> {
+  /** The templates as alternatives in table order, each in a group; `groups` groups in all. */
+  readonly alternatives: string;
+  readonly groups: number;
+  readonly parts: readonly CompiledPart<T>[];
+  /** One sticky regex: one part, then its ", " or the end. */
+  readonly onePart: RegExp;
+  /** Sticky regexes of a whole line of N parts (index N), made when first needed. */
+  readonly lines: RegExp[];
+  /** How many parts the last line read whole had: the regex tried first on the next line. */
+  lastCount: number;
+}
+
+/**
+ * Compiles templates. A template must not be able to match a ", " (a literal holding one is
+ * refused at module load): then the first alternative that matches up to a ", " or the end is
+ * exactly the first template that matches the whole part, as with split(", ") and a loop.
+ */
+export function partTable<T>(specs: readonly PartSpec<T>[]): PartTable<T> {
+  let group = 0;
+  const alternatives: string[] = [];
+  const parts = specs.map(([template, apply]): CompiledPart<T> => {
+    if (template.includes(', ')) throw new Error(`part template "${template}" holds the separator ", "`);
+    const partGroup = ++group;
+    const slots: Array<{ group: number; dec: boolean }> = [];
+    const source = template.split(/(\{int\}|\{dec\})/).map((piece) => {
+      if (piece === '{int}' || piece === '{dec}') {
+        slots.push({ group: ++group, dec: piece === '{dec}' });
+        return piece === '{int}' ? '(\\d+)' : '([\\d.]+)';
+      }
+      return piece.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+    }).join('');
+    alternatives.push(`(${source})`);
+    return { group: partGroup, slots, apply };
+  });
+  const alternation = `(?:${alternatives.join('|')})`;
+  return { alternatives: alternation, groups: group, parts, onePart: new RegExp(`${alternation}(?:, |$)`, 'y'), lines: [], lastCount: 0 };
+}
+
+/** Lines longer than this many parts are only read part by part. */
+const MAX_LINE_PARTS = 8;
+const partValues: (number | null)[] = [];
+
+/**
+ * matchPieces for PartSpecs over `text` from `start` to its end, parts separated by ", ": each
+ * part goes to the first template that matches it whole. True when every part was recognised.
+ *
+ * A report line has the same parts as the one before it, so the line is first read whole by one
+ * regex (N copies of the alternation, for the N parts of the last line read whole): one exec
+ * instead of N. Every copy still takes the first template that matches its part, so the result is
+ * the same; a line it does not fit is read part by part.
+ */
+export function readParts<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
+  const count = table.lastCount;
+  if (count > 0) {
+    const regex = table.lines[count] ?? lineRegex(table, count);
+    regex.lastIndex = start;
+    const groups = regex.exec(text);
+    if (groups !== null) {
+      for (let copy = 0; copy < count; copy++) applyPart(groups, copy * table.groups, table, into);
+      return true;
+    }
+  }
+  return readPartByPart(text, start, table, into);
+}
+
+function lineRegex<T>(table: PartTable<T>, count: number): RegExp {
+  const regex = new RegExp(`${Array.from({ length: count }, () => table.alternatives).join(', ')}$`, 'y');
+  table.lines[count] = regex;
+  return regex;
+}
+
+function readPartByPart<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
+  const regex = table.onePart;
+  let all = true;
+  let count = 0;
+  let from = start;
+  for (;;) {
+    count++;
+    regex.lastIndex = from;
+    const groups = regex.exec(text);
+    if (groups === null) {
+      all = false; // a part no template knows: skip it
+      const comma = text.indexOf(', ', from);
+      if (comma === -1) break;
+      from = comma + 2;
+      continue;
+    }
+    applyPart(groups, 0, table, into);
+    from = regex.lastIndex;
+    // Matched up to the end, or up to a ", " that ends the text (an empty last part follows).
+    if (from >= text.length && !text.endsWith(', ')) break;
+  }
+  if (all && count <= MAX_LINE_PARTS) table.lastCount = count;
+  return all;
+}
+
+/** Applies the part that matched in the copy whose groups start after `offset`. */
+function applyPart<T>(groups: RegExpExecArray, offset: number, table: PartTable<T>, into: T): void {
+  for (const part of table.parts) {
+    if (groups[offset + part.group] === undefined) continue;
+    for (let i = 0; i < part.slots.length; i++) {
+      const slot = part.slots[i]!;
+      const text = groups[offset + slot.group];
+      partValues[i] = slot.dec ? toFloat(text) : toInt(text);
+    }
+    part.apply(partValues, into);
+    return;
+  }
+}
+
 export interface RusageFields {
   cpu_user_s: number | null;
   cpu_system_s: number | null;
   elapsed_s: number | null;
 }
 
-const RUSAGE: readonly PieceSpec<RusageFields>[] = [
-  [/^CPU: user: ([\d.]+) s$/, (g, r) => (r.cpu_user_s = toFloat(g[1]))],
-  [/^system: ([\d.]+) s$/, (g, r) => (r.cpu_system_s = toFloat(g[1]))],
-  [/^elapsed: ([\d.]+) s$/, (g, r) => (r.elapsed_s = toFloat(g[1]))],
-];
+const RUSAGE = partTable<RusageFields>([
+  ['CPU: user: {dec} s', (v, r) => (r.cpu_user_s = v[0] ?? null)],
+  ['system: {dec} s', (v, r) => (r.cpu_system_s = v[0] ?? null)],
+  ['elapsed: {dec} s', (v, r) => (r.elapsed_s = v[0] ?? null)],
+]);
 
-/** `CPU: user: 3.21 s, system: 1.02 s, elapsed: 22.03 s` (pg_rusage_show, 13-19). */
-export function parseRusage(text: string, into: RusageFields): boolean {
-  return matchPieces(text, ', ', RUSAGE, into);
+/** `CPU: user: 3.21 s, system: 1.02 s, elapsed: 22.03 s` (pg_rusage_show, 13-19), read from `start`. */
+export function parseRusage(text: string, into: RusageFields, start = 0): boolean {
+  return readParts(text, start, RUSAGE, into);
 }
 
 /**

@@ -4,7 +4,7 @@
  * added by a new release leaves the known parts parsed (the line is still reported unknown).
  */
 import type { UsageFields } from '../../domain/index.js';
-import { matchPieces, parseRusage, toFloat, toInt, type PieceSpec } from './fields.js';
+import { parseRusage, partTable, readParts, toFloat, type PartTable } from './fields.js';
 
 export function emptyUsage(): UsageFields {
   return {
@@ -39,47 +39,68 @@ export function wholeLine<T>(pattern: RegExp, apply: (groups: RegExpExecArray, i
   };
 }
 
-/** A LineParser reading the parts after `prefix` with `specs`. */
-export function piecesAfter<T>(prefix: string, specs: readonly PieceSpec<T>[]): LineParser<T> {
-  return (line, into) => matchPieces(line.slice(prefix.length), ', ', specs, into);
+/** A LineParser reading the parts after `prefix` (not checked: the line key chose the parser) with `table`. */
+export function partsAfter<T>(prefix: string, table: PartTable<T>): LineParser<T> {
+  return (line, into) => readParts(line, prefix.length, table, into);
 }
 
-const IO_TIMINGS: readonly PieceSpec<UsageFields>[] = [
-  [/^read: ([\d.]+) ms$/, (g, u) => (u.io_read_ms = toFloat(g[1]))],
-  [/^write: ([\d.]+) ms$/, (g, u) => (u.io_write_ms = toFloat(g[1]))],
-];
+const IO_TIMINGS = partTable<UsageFields>([
+  ['read: {dec} ms', (v, u) => (u.io_read_ms = v[0] ?? null)],
+  ['write: {dec} ms', (v, u) => (u.io_write_ms = v[0] ?? null)],
+]);
 
-const RATES: readonly PieceSpec<UsageFields>[] = [
-  [/^avg read rate: ([\d.]+) MB\/s$/, (g, u) => (u.read_rate_mbs = toFloat(g[1]))],
-  [/^avg write rate: ([\d.]+) MB\/s$/, (g, u) => (u.write_rate_mbs = toFloat(g[1]))],
-];
+const RATES = partTable<UsageFields>([
+  ['avg read rate: {dec} MB/s', (v, u) => (u.read_rate_mbs = v[0] ?? null)],
+  ['avg write rate: {dec} MB/s', (v, u) => (u.write_rate_mbs = v[0] ?? null)],
+]);
 
-const BUFFERS: readonly PieceSpec<UsageFields>[] = [
-  [/^(\d+) hits$/, (g, u) => (u.buffer_hits = toInt(g[1]))],
+const BUFFERS = partTable<UsageFields>([
+  ['{int} hits', (v, u) => (u.buffer_hits = v[0] ?? null)],
   // PG 18+: "misses" became "reads"; both count blocks read.
-  [/^(\d+) (?:misses|reads)$/, (g, u) => (u.buffer_reads = toInt(g[1]))],
-  [/^(\d+) dirtied$/, (g, u) => (u.buffer_dirtied = toInt(g[1]))],
-];
+  ['{int} misses', (v, u) => (u.buffer_reads = v[0] ?? null)],
+  ['{int} reads', (v, u) => (u.buffer_reads = v[0] ?? null)],
+  ['{int} dirtied', (v, u) => (u.buffer_dirtied = v[0] ?? null)],
+]);
 
-const WAL: readonly PieceSpec<UsageFields>[] = [
-  [/^(\d+) records$/, (g, u) => (u.wal_records = toInt(g[1]))],
-  [/^(\d+) full page images$/, (g, u) => (u.wal_fpi = toInt(g[1]))],
-  [/^(\d+) bytes$/, (g, u) => (u.wal_bytes = toInt(g[1]))],
+const WAL = partTable<UsageFields>([
+  ['{int} records', (v, u) => (u.wal_records = v[0] ?? null)],
+  ['{int} full page images', (v, u) => (u.wal_fpi = v[0] ?? null)],
+  ['{int} bytes', (v, u) => (u.wal_bytes = v[0] ?? null)],
   // PG 19+.
-  [/^(\d+) full page image bytes$/, (g, u) => (u.wal_fpi_bytes = toInt(g[1]))],
+  ['{int} full page image bytes', (v, u) => (u.wal_fpi_bytes = v[0] ?? null)],
   // PG 18+.
-  [/^(\d+) buffers full$/, (g, u) => (u.wal_buffers_full = toInt(g[1]))],
-];
+  ['{int} buffers full', (v, u) => (u.wal_buffers_full = v[0] ?? null)],
+]);
 
 export const USAGE_LINES: ReadonlyMap<string, LineParser<UsageFields>> = new Map<string, LineParser<UsageFields>>([
   // PG 18+, with track_cost_delay_timing.
   ['delay time', wholeLine(/^delay time: ([\d.]+) ms$/, (g, u) => (u.delay_time_ms = toFloat(g[1])))],
-  ['I/O timings', piecesAfter('I/O timings: ', IO_TIMINGS)],
-  ['avg read rate', piecesAfter('', RATES)],
-  ['buffer usage', piecesAfter('buffer usage: ', BUFFERS)],
-  ['WAL usage', piecesAfter('WAL usage: ', WAL)],
-  ['system usage', (line, u) => parseRusage(line.slice('system usage: '.length), u)],
+  ['I/O timings', partsAfter('I/O timings: ', IO_TIMINGS)],
+  ['avg read rate', partsAfter('', RATES)],
+  ['buffer usage', partsAfter('buffer usage: ', BUFFERS)],
+  ['WAL usage', partsAfter('WAL usage: ', WAL)],
+  ['system usage', (line, u) => parseRusage(line, u, 'system usage: '.length)],
 ]);
+
+/** The first line of a report: the header (the whole message when it has one line). */
+export function firstLine(message: string): string {
+  const end = message.indexOf('\n');
+  return end === -1 ? message : message.slice(0, end);
+}
+
+/**
+ * Each line of a report after the header, trimmed, blank ones skipped: split('\n') without the
+ * array and the runtime call (a busy server writes thousands of reports of a dozen lines).
+ */
+export function forEachLaterLine(message: string, each: (line: string) => void): void {
+  let end = message.indexOf('\n');
+  while (end !== -1) {
+    const start = end + 1;
+    end = message.indexOf('\n', start);
+    const line = (end === -1 ? message.slice(start) : message.slice(start, end)).trim();
+    if (line !== '') each(line);
+  }
+}
 
 /** The key a continuation line is dispatched on: the text before its first colon. */
 export function lineKey(line: string): string {
