@@ -19,6 +19,7 @@ import { pgStatProgressVacuumCollector } from './pg-stat-progress-vacuum.js';
 import { pgStatReplicationCollector } from './pg-stat-replication.js';
 import { pgStatUserTablesCollector } from './pg-stat-user-tables.js';
 import { pgStatWalCollector } from './pg-stat-wal.js';
+import { pgTotalRelationSizeCollector } from './pg-total-relation-size.js';
 import { pgXminHorizonCollector } from './pg-xmin-horizon.js';
 
 export * from './collector.js';
@@ -33,6 +34,7 @@ export interface CollectorsOptions {
 export function createCollectors(options: CollectorsOptions = {}): Collector[] {
   const all = [
     pgStatUserTablesCollector({ ...(options.maxTablesPerDatabase ? { maxTables: options.maxTablesPerDatabase } : {}) }),
+    pgTotalRelationSizeCollector({ ...(options.maxTablesPerDatabase ? { maxTables: options.maxTablesPerDatabase } : {}) }),
     pgReplicationSlotsCollector(),
     pgXminHorizonCollector(),
     pgStatReplicationCollector(),

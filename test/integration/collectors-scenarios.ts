@@ -90,7 +90,10 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     const budgets = ctx.poller.stored('pg_stat_user_tables_repack_seconds_until_ceiling', table);
     expect(budgets.find((s) => s.tsMs === busy.tsMs)?.value).toBeCloseTo(104_857_600 / busy.value!, 3);
     expect(budgets.find((s) => s.tsMs > busy.tsMs)?.value).toBeNull();
-    expect(ctx.poller.latest('pg_stat_user_tables_total_relation_size_bytes', { datname: 'shop', relname: 'orders' })[0]?.value).toBeGreaterThan(0);
+    const heapBytes = ctx.poller.latest('pg_stat_user_tables_relation_size_bytes', { datname: 'shop', relname: 'orders' })[0]?.value;
+    expect(heapBytes).toBeGreaterThan(0);
+    // Heap plus its primary key index.
+    expect(ctx.poller.latest('pg_total_relation_size_bytes', { datname: 'shop', relname: 'orders' })[0]?.value).toBeGreaterThan(heapBytes!);
     expect(ctx.poller.latest('pg_stat_user_tables_tables_omitted', { datname: 'shop' })[0]?.value).toBe(0);
   });
 
@@ -180,7 +183,7 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     const ran = [...ctx.poller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(ran).toEqual(expect.arrayContaining(['pg_stat_user_tables', 'pg_replication_slots', 'pg_xmin_horizon', 'pg_stat_replication',
       'pg_stat_progress_vacuum', 'pg_stat_progress_repack', 'pg_maintenance_sessions', 'pg_lock_waits', 'pg_settings', 'pg_stat_database',
-      'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_repack_leftovers']));
+      'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_repack_leftovers', 'pg_total_relation_size']));
     expect(ctx.poller.latest('pg_database_size_bytes', { datname: 'shop' })[0]?.value).toBeGreaterThan(0);
     expect(ctx.poller.latest('pg_database_datfrozenxid_age_xids', { datname: 'template0' })[0]?.value).toBeGreaterThan(0);
     const standbyRan = [...ctx.standbyPoller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
