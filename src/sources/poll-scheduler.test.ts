@@ -109,15 +109,59 @@ describe('PollScheduler against PostgreSQL 18', () => {
     }
   });
 
-  it('never makes a plain DROP DATABASE fail: idle connections close before its 5 s wait ends', async () => {
+  /** pgvigil's backends connected to a database, as the server lists them. */
+  const pollerPids = async (db: string): Promise<number[]> => (await primary.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pgvigil' ORDER BY pid", [db])).map((r) => r.pid);
+
+  it('keeps its connection to a database between visits, yet never makes a plain DROP DATABASE fail', async () => {
     await primary.query('CREATE DATABASE doomed');
-    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 1_000 }), scope: 'per-database' };
-    const { poller } = scheduler(primary, [perDatabase], { idleTimeoutMs: 300 });
+    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100 }), scope: 'per-database' };
+    const { poller } = scheduler(primary, [perDatabase]);
     await poller.start();
     try {
-      await waitUntil(() => poller.knownDatabases.includes('doomed') && (poller.stats.get('visits')?.runs ?? 0) >= 2, WAIT_MS, 'visits to doomed');
+      await waitUntil(async () => poller.knownDatabases.includes('doomed') && (await pollerPids('doomed')).length === 1, WAIT_MS, 'a connection to doomed');
+      const [pid] = await pollerPids('doomed');
+      const runs = poller.stats.get('visits')?.runs ?? 0;
+      await waitUntil(() => (poller.stats.get('visits')?.runs ?? 0) >= runs + 5, WAIT_MS, 'five more visits');
+      expect(await pollerPids('doomed')).toEqual([pid]);
+      // Visited ten times a second over a kept connection: DROP waits for it at most 5 s, then
+      // fails, unless the poller lets go of the database.
       await primary.query('DROP DATABASE doomed');
       await waitUntil(() => !poller.knownDatabases.includes('doomed'), WAIT_MS, 'doomed forgotten');
+      expect(poller.status.connected).toBe(true);
+    } finally {
+      await poller.stop();
+    }
+  });
+
+  it('lets CREATE DATABASE ... TEMPLATE and RENAME of a polled database through, then polls it again', async () => {
+    await primary.query('CREATE DATABASE original');
+    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100 }), scope: 'per-database' };
+    const { poller } = scheduler(primary, [perDatabase]);
+    await poller.start();
+    try {
+      await waitUntil(async () => (await pollerPids('original')).length === 1, WAIT_MS, 'a connection to original');
+      await primary.query('CREATE DATABASE copied TEMPLATE original');
+      await waitUntil(async () => (await pollerPids('copied')).length === 1, WAIT_MS, 'the copy polled');
+      await primary.query('ALTER DATABASE original RENAME TO renamed');
+      await waitUntil(async () => (await pollerPids('renamed')).length === 1, WAIT_MS, 'the renamed database polled again');
+      expect(poller.knownDatabases).toEqual(expect.arrayContaining(['copied', 'renamed']));
+      expect(poller.knownDatabases).not.toContain('original');
+    } finally {
+      await poller.stop();
+      for (const db of ['copied', 'renamed']) await primary.query(`DROP DATABASE ${db}`);
+    }
+  });
+
+  it('lets a plain DROP of the database its DSN names through, and says it is gone', async () => {
+    await primary.query('CREATE DATABASE main_doomed');
+    const { poller } = scheduler(primary.dsn('main_doomed'), [testCollector('rows', 'SELECT 1 AS k', { intervalMs: 100 })]);
+    await poller.start();
+    try {
+      await waitUntil(() => (poller.stats.get('rows')?.runs ?? 0) >= 3, WAIT_MS, 'runs in main_doomed');
+      await primary.query('DROP DATABASE main_doomed');
+      await waitUntil(() => !poller.status.connected, WAIT_MS, 'the poller to notice its database gone');
+      expect(poller.status.lastError).toMatch(/^3D000: database "main_doomed" does not exist/);
     } finally {
       await poller.stop();
     }
@@ -187,6 +231,7 @@ describe('errorCode / isConnectionError', () => {
     [{ code: '57014', message: 'canceling statement due to statement timeout' }, '57014', false],
     [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 'ECONNREFUSED', true],
     [new Error('Connection terminated unexpectedly'), 'connection_terminated', true],
+    [new Error('Cannot use a pool after calling end on the pool'), 'connection_terminated', true],
     [new Error('Client has encountered a connection error and is not queryable'), 'connection_terminated', true],
     [new Error('timeout exceeded when trying to connect'), 'connect_timeout', true],
     [new Error('Query read timeout'), 'client_timeout', false],

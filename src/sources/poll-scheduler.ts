@@ -11,7 +11,21 @@
  * collector and code (`stats`). It keeps the latest sample of every series (`latest`) so
  * /metrics never has to query PostgreSQL.
  *
- * It must never run SQL of its own beyond the probe and database discovery below.
+ * Connections to each database are kept from one visit to the next (idleTimeoutMs, 2 min):
+ * reconnecting on every visit cost 2-3x the cycle's wall time (a backend start, authentication,
+ * and cold catalog caches and plans for every query), and with log_connections on it fills the
+ * server log. What a kept connection could break is DROP DATABASE, ALTER DATABASE ... RENAME or
+ * SET TABLESPACE, and CREATE DATABASE ... TEMPLATE: each takes a lock on the database, waits 5 s
+ * for every other session to leave it, then fails ("database ... is being accessed by other
+ * users"); a connection opened to the database meanwhile counts too. So on a primary the poller
+ * looks for those locks every second (WANTED_DATABASES_SQL), closes its connections to such a
+ * database at once and stays away while the lock is there: the command goes through, a plain DROP
+ * included. If it is the DSN's own database, the poller stays off the server for 6 s and
+ * then reconnects (or says the database is gone). On a standby nothing of the kind runs: the
+ * replay of a DROP ends the sessions in the database itself.
+ *
+ * It must never run SQL of its own beyond the probe, database discovery and the database lock
+ * check below.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
@@ -39,10 +53,13 @@ export interface PollSchedulerOptions {
   /** How often server role and the database list are re-read (default 10 s). */
   probeIntervalMs?: number;
   /**
-   * Idle connections to a database close after this (default 3 s). Kept below DROP DATABASE's
-   * 5 s wait for other sessions, so an idle poller connection never makes a DROP fail.
+   * Idle connections to a database close after this (default 2 min: longer than the default
+   * intervals, so a database's connection lasts from one visit to the next). DROP DATABASE and
+   * its kin do not wait for it: the database lock check releases their database at once.
    */
   idleTimeoutMs?: number;
+  /** How often a primary is checked for sessions wanting a database to themselves (default 1 s). */
+  databaseLockCheckMs?: number;
   reconnectInitialMs?: number;
   reconnectMaxMs?: number;
   /** For the jitter; tests pass a fixed one. */
@@ -78,6 +95,20 @@ const PROBE_SQL = `
 SELECT current_setting('server_version_num')::int AS version_num, current_setting('server_version') AS version,
        pg_is_in_recovery() AS in_recovery, current_database() AS datname,
        (extract(epoch FROM pg_postmaster_start_time()) * 1000)::float8 AS started_at_ms`;
+/**
+ * Databases someone wants to themselves: DROP DATABASE and ALTER DATABASE ... RENAME / SET
+ * TABLESPACE hold (or wait for) AccessExclusiveLock on the database object, CREATE DATABASE ...
+ * TEMPLATE holds ShareLock on its template; then they wait up to 5 s for every other session to
+ * leave. A session's own connect takes only RowExclusiveLock, for its first transaction.
+ */
+const WANTED_DATABASES_SQL = `
+SELECT DISTINCT d.datname FROM pg_locks l JOIN pg_database d ON d.oid = l.objid
+WHERE l.locktype = 'object' AND l.classid = 'pg_database'::regclass
+  AND l.mode IN ('ShareLock', 'AccessExclusiveLock') AND l.pid <> pg_backend_pid()`;
+/** Longer than the 5 s DROP DATABASE and its kin wait for the other sessions to leave. */
+const MAIN_DATABASE_RELEASE_MS = 6_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
 // datconnlimit -2 marks a database left invalid by an interrupted DROP DATABASE (15.4+, 16+).
 const DATABASES_SQL = `
 SELECT datname FROM pg_database
@@ -94,7 +125,8 @@ export function errorCode(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   if (typeof e?.code === 'string' && e.code !== '') return e.code;
   const message = typeof e?.message === 'string' ? e.message : '';
-  if (/Connection terminated|not queryable|connection.*(closed|ended)/i.test(message)) return 'connection_terminated';
+  // Also a run that began just before its database's pool was closed (dropped, or released).
+  if (/Connection terminated|not queryable|connection.*(closed|ended)|pool after calling end/i.test(message)) return 'connection_terminated';
   if (/timeout exceeded when trying to connect/i.test(message)) return 'connect_timeout';
   if (/timeout/i.test(message)) return 'client_timeout';
   return 'unknown';
@@ -130,6 +162,11 @@ export class PollScheduler implements Component {
   private currentStatus: PollStatus = { connected: false, lastError: null, server: null };
   private reconnecting: Promise<void> | null = null;
   private probing: Promise<void> | null = null;
+  private checkingLocks: Promise<void> | null = null;
+  /** Databases a session wants to itself (WANTED_DATABASES_SQL): not visited meanwhile. */
+  private wanted = new Set<string>();
+  /** While the DSN's own database is wanted, nothing at all runs until then. */
+  private mainReleasedUntilMs = -Infinity;
 
   constructor(options: PollSchedulerOptions) {
     this.options = options;
@@ -275,6 +312,9 @@ export class PollScheduler implements Component {
 
   /** Re-reads role and databases; a changed role reschedules, a failure starts reconnecting. */
   private probeNow(): Promise<void> {
+    // Returned before the IIFE: one that ends without awaiting would reset `probing` before
+    // `??=` assigns it, leaving a settled promise there for good.
+    if (this.mainReleased()) return Promise.resolve();
     this.probing ??= (async () => {
       const before = this.currentStatus.server;
       try {
@@ -289,12 +329,53 @@ export class PollScheduler implements Component {
           this.schedule();
         }
       } catch (err) {
-        if (isConnectionError(errorCode(err)) && this.running) this.disconnected(err);
+        // 3D000 here: the DSN's own database is gone (dropped or renamed).
+        const code = errorCode(err);
+        if ((isConnectionError(code) || code === '3D000') && this.running) this.disconnected(err);
       } finally {
         this.probing = null;
       }
     })();
     return this.probing;
+  }
+
+  /** Closes connections to databases a session wants to itself; see WANTED_DATABASES_SQL. */
+  private checkDatabaseLocks(): Promise<void> {
+    if (this.mainReleased()) return Promise.resolve();
+    this.checkingLocks ??= (async () => {
+      try {
+        const rows = await this.query(this.pool(this.mainDatabase), WANTED_DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+        const wanted = new Set(rows.map((r) => String(r.datname)));
+        for (const db of wanted) if (!this.wanted.has(db)) this.release(db);
+        const freed = [...this.wanted].some((db) => !wanted.has(db));
+        this.wanted = wanted;
+        // Dropped, renamed, or still there: the database list says which.
+        if (freed) void this.probeNow();
+      } catch (err) {
+        // A missed check is retried next time; a lost server is the probe's to notice.
+        const code = errorCode(err);
+        if (isConnectionError(code) || code === '3D000') void this.probeNow();
+      } finally {
+        this.checkingLocks = null;
+      }
+    })();
+    return this.checkingLocks;
+  }
+
+  private release(db: string): void {
+    this.options.logger.info({ target: this.options.target, database: db },
+      'a session wants the database to itself (DROP, RENAME, SET TABLESPACE or TEMPLATE of it); closing connections to it');
+    if (db === this.mainDatabase) this.mainReleasedUntilMs = this.options.clock.nowMs() + MAIN_DATABASE_RELEASE_MS;
+    void this.endPool(db);
+  }
+
+  private mainReleased(): boolean {
+    return this.options.clock.nowMs() < this.mainReleasedUntilMs;
+  }
+
+  /** Whether a database may be visited now. */
+  private visitable(db: string): boolean {
+    return !this.wanted.has(db) && !this.mainReleased();
   }
 
   private disconnected(err: unknown): void {
@@ -349,6 +430,10 @@ export class PollScheduler implements Component {
       void this.runCollector(c);
     }
     this.timers.push(clock.setInterval(() => void this.probeNow(), this.options.probeIntervalMs ?? 10_000));
+    // A standby needs no check: replaying a DROP ends the sessions in the database itself.
+    if (this.currentStatus.server?.inRecovery === false) {
+      this.timers.push(clock.setInterval(() => void this.checkDatabaseLocks(), this.options.databaseLockCheckMs ?? 1_000));
+    }
   }
 
   private cancelTimers(): void {
@@ -372,7 +457,7 @@ export class PollScheduler implements Component {
     if (!server) return;
     const generation = this.generation;
     const started = performance.now();
-    const databases = c.scope === 'server' ? [this.mainDatabase] : [...this.databases];
+    const databases = (c.scope === 'server' ? [this.mainDatabase] : this.databases).filter((db) => this.visitable(db));
     const counts = await Promise.all(databases.map((db) => this.runIn(c, db, server, generation)));
     const stats = this.statsOf(c.name);
     stats.runs += 1;
@@ -480,7 +565,7 @@ export class PollScheduler implements Component {
       statement_timeout: DEFAULT_TIMEOUT_MS,
       // Server-scope collectors and this database's own collectors share the main pool.
       max: main ? 2 : 1,
-      idleTimeoutMillis: this.options.idleTimeoutMs ?? 3_000,
+      idleTimeoutMillis: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
       connectionTimeoutMillis: 5_000,
     });
     // An idle client's connection dying (server restart) is reported here; without a listener
@@ -532,6 +617,18 @@ export class PollScheduler implements Component {
     const pool = this.pools.get(key);
     if (!pool) return;
     this.pools.delete(key);
+    // pg-pool neither serves nor fails a request still queued when end() is called: let the
+    // queued ones through first (on the connections already open: no new one is made).
+    if (pool.waitingCount > 0) {
+      await new Promise<void>((resolve) => {
+        const drained = (): void => {
+          if (pool.waitingCount > 0) return;
+          for (const event of ['acquire', 'release', 'remove'] as const) pool.off(event, drained);
+          resolve();
+        };
+        for (const event of ['acquire', 'release', 'remove'] as const) pool.on(event, drained);
+      });
+    }
     await pool.end().catch(() => undefined);
   }
 
