@@ -27,6 +27,9 @@ import { TimestampParser } from './timestamp.js';
 
 export const DEFAULT_INTERLEAVE_WINDOW_LINES = 64;
 
+/** What push() returns for a line that completes no entry: shared, so frozen. */
+const NO_ENTRIES = Object.freeze([]) as unknown as LogEntry[];
+
 export interface StderrFramerOptions {
   /** Path recorded in every entry's source position. */
   file: string;
@@ -89,19 +92,16 @@ export class StderrFramer implements Framer {
     this.maxFieldChars = options.maxFieldChars ?? DEFAULT_MAX_FIELD_CHARS;
   }
 
+  /** The entries the line completed; when none (most lines), one shared frozen empty array. */
   push(line: PhysicalLine): LogEntry[] {
     this.stats.lines++;
     this.seq++;
     this.frameLine(line);
-    const out: LogEntry[] = [];
-    this.release(out, false);
-    return out;
+    return this.release(false);
   }
 
   flush(): LogEntry[] {
-    const out: LogEntry[] = [];
-    this.release(out, true);
-    return out;
+    return this.release(true);
   }
 
   safeOffset(): number | null {
@@ -240,17 +240,20 @@ export class StderrFramer implements Framer {
     this.current = null;
   }
 
-  /** Moves finished entries from the head of the queue to `out`; all of them when `all`. */
-  private release(out: LogEntry[], all: boolean): void {
+  /** Removes finished entries from the head of the queue and returns them; all of them when `all`. */
+  private release(all: boolean): LogEntry[] {
     const queue = this.queue;
+    let out: LogEntry[] | null = null;
     while (this.head < queue.length) {
       const open = queue[this.head] as OpenEntry;
       if (!all && !open.complete && this.seq - open.lastSeq <= this.windowLines) break;
-      if (this.openByPid.get(open.key) === open) this.openByPid.delete(open.key);
+      // A complete entry was replaced in openByPid when its process started the next one.
+      if (!open.complete && this.openByPid.get(open.key) === open) this.openByPid.delete(open.key);
       if (this.current === open) this.current = null;
-      out.push(open.entry);
+      (out ??= []).push(open.entry);
       queue[this.head++] = undefined;
     }
+    if (out === null) return NO_ENTRIES;
     this.stats.entries += out.length;
     if (this.head === queue.length) {
       queue.length = 0;
@@ -259,6 +262,7 @@ export class StderrFramer implements Framer {
       queue.splice(0, this.head); // what remains is the few open entries
       this.head = 0;
     }
+    return out;
   }
 }
 

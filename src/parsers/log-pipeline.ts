@@ -42,7 +42,11 @@ export interface PipelineStats extends FramingStats {
   events_by_kind: Record<EventKind, number>;
 }
 
+/** What push() returns for a line that completes no entry (most lines): shared, so frozen. */
+const NO_EVENTS = Object.freeze([]) as unknown as AnyLogEvent[];
+
 export interface LogPipeline {
+  /** The events the line completed; an empty result is shared and must not be modified. */
   push(line: PhysicalLine): AnyLogEvent[];
   flush(): AnyLogEvent[];
   safeOffset(): number | null;
@@ -73,14 +77,18 @@ export function createLogPipeline(o: LogPipelineOptions): LogPipeline {
   const framer = createFramer(o);
   const clock = o.clock ?? systemClock;
   const byKind = Object.fromEntries(EVENT_KINDS.map((kind) => [kind, 0])) as Record<EventKind, number>;
+  // Most events of a busy log are generic: a counter of their own spares a keyed store per event.
+  let generic = 0;
   let events = 0;
 
   const classify = (entries: LogEntry[]): AnyLogEvent[] => {
+    if (entries.length === 0) return NO_EVENTS;
     const out = new Array<AnyLogEvent>(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as LogEntry;
       const event = classifyEntry(entry, o.target, entry.tsMs === null ? clock.nowMs() : undefined);
-      byKind[event.kind]++;
+      if (event.kind === 'generic') generic++;
+      else byKind[event.kind]++;
       out[i] = event;
     }
     events += entries.length;
@@ -92,7 +100,7 @@ export function createLogPipeline(o: LogPipelineOptions): LogPipeline {
     flush: () => classify(framer.flush()),
     safeOffset: () => framer.safeOffset(),
     get stats(): PipelineStats {
-      return { ...framer.stats, events, events_by_kind: byKind };
+      return { ...framer.stats, events, events_by_kind: { ...byKind, generic } };
     },
   };
 }

@@ -110,6 +110,20 @@ describe('AnalyzeSummaryBuilder: conflicts, locks, errors', () => {
     expect(summary.deadlocks).toBe(1);
   });
 
+  it('lists levels and kinds in the order they are first seen, LOG and generic included', () => {
+    const events = [
+      ev('deadlock', {}, { level: 'ERROR' }),
+      ev('generic', { classified: false }, { level: 'LOG' }),
+      ev('generic', { classified: false }, { level: 'WARNING' }),
+      ev('generic', { classified: false }, { level: 'LOG' }),
+    ];
+    const summary = summarize(events);
+    expect(Object.entries(summary.events_by_level)).toEqual([['ERROR', 1], ['LOG', 2], ['WARNING', 1]]);
+    expect(summary.events_by_kind).toMatchObject({ deadlock: 1, generic: 3 });
+    expect(Object.keys(summarize(events.slice(1)).events_by_level)).toEqual(['LOG', 'WARNING']);
+    expect(summarize([events[0]!]).events_by_level).toEqual({ ERROR: 1 });
+  });
+
   it('reports the ranked remainder as (other)', () => {
     const events = ['a', 'a', 'b', 'c', 'd'].map((reason) => ev('recovery_conflict', { reason: reason as never, fatal: false }));
     expect(summarize(events, { topN: 2 }).recovery_conflicts.by_reason).toEqual([

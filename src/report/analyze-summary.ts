@@ -115,7 +115,11 @@ class Counter {
 }
 
 const MINUTE_MS = 60_000;
-const ERROR_LEVELS = new Set<LogLevel>(['ERROR', 'FATAL', 'PANIC']);
+
+function isErrorLevel(level: LogLevel): boolean {
+  return level === 'ERROR' || level === 'FATAL' || level === 'PANIC';
+}
+
 /**
  * A lock_timeout names no lock before PG 19; it borrows the lock its pid was logged waiting for
  * (log_lock_waits, after deadlock_timeout) when that wait is recent and was not acquired.
@@ -129,7 +133,9 @@ export class AnalyzeSummaryBuilder {
   private firstTsMs: number | null = null;
   private lastTsMs: number | null = null;
   private readonly byKind = Object.fromEntries(EVENT_KINDS.map((k) => [k, 0])) as Record<EventKind, number>;
+  private genericEvents = 0;
   private readonly byLevel: Partial<Record<LogLevel, number>> = {};
+  private logEvents = 0;
   private readonly sqlstates: Counter;
   private readonly vacuums: CappedMap<TableVacuumStats>;
   private vacuumRuns = 0;
@@ -168,13 +174,20 @@ export class AnalyzeSummaryBuilder {
 
   add(event: AnyLogEvent): void {
     this.events++;
-    this.byKind[event.kind]++;
-    this.byLevel[event.level] = (this.byLevel[event.level] ?? 0) + 1;
-    if (ERROR_LEVELS.has(event.level)) this.sqlstates.add(event.sqlstate ?? '(none)');
+    // Generic LOG events are most of a busy log: counted apart, without a keyed store each.
+    if (event.kind === 'generic') this.genericEvents++;
+    else this.byKind[event.kind]++;
+    if (event.level === 'LOG') {
+      if (this.logEvents++ === 0) this.byLevel.LOG = 0; // keeps the level's place in the key order
+    } else {
+      this.byLevel[event.level] = (this.byLevel[event.level] ?? 0) + 1;
+    }
+    const error = isErrorLevel(event.level);
+    if (error) this.sqlstates.add(event.sqlstate ?? '(none)');
     if (this.firstTsMs === null || event.tsMs < this.firstTsMs) this.firstTsMs = event.tsMs;
     if (this.lastTsMs === null || event.tsMs > this.lastTsMs) this.lastTsMs = event.tsMs;
-    this.countMinute(event);
-    this.addKind(event);
+    this.countMinute(event, error);
+    if (event.kind !== 'generic') this.addKind(event);
   }
 
   private addKind(event: AnyLogEvent): void {
@@ -275,7 +288,7 @@ export class AnalyzeSummaryBuilder {
     stats.max_elapsed_s = maxOf(stats.max_elapsed_s, d.elapsed_s);
   }
 
-  private countMinute(event: AnyLogEvent): void {
+  private countMinute(event: AnyLogEvent, error: boolean): void {
     // Most events fall in the same minute as the one before: skip the division and the lookup.
     let stats = this.lastMinute;
     if (stats === null || event.tsMs < this.lastMinuteMs || event.tsMs >= this.lastMinuteMs + MINUTE_MS) {
@@ -283,7 +296,7 @@ export class AnalyzeSummaryBuilder {
     }
     stats.events++;
     if (event.kind !== 'generic') stats.notable++;
-    if (ERROR_LEVELS.has(event.level)) stats.errors++;
+    if (error) stats.errors++;
   }
 
   private minuteOf(tsMs: number): MinuteStats {
@@ -346,8 +359,8 @@ export class AnalyzeSummaryBuilder {
       events: this.events,
       first_ts: this.firstTsMs === null ? null : new Date(this.firstTsMs).toISOString(),
       last_ts: this.lastTsMs === null ? null : new Date(this.lastTsMs).toISOString(),
-      events_by_kind: { ...this.byKind },
-      events_by_level: { ...this.byLevel },
+      events_by_kind: { ...this.byKind, generic: this.genericEvents },
+      events_by_level: this.logEvents === 0 ? { ...this.byLevel } : { ...this.byLevel, LOG: this.logEvents },
       errors_by_sqlstate: this.sqlstates.top(top),
       autovacuum: {
         runs: this.vacuumRuns, tables: vacuumTables.slice(0, top).map((t) => ({ ...t, total_elapsed_s: roundMs(t.total_elapsed_s) })),
