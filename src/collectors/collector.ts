@@ -11,7 +11,8 @@
  * - target: a configured server, by name; becomes the `target` label on output.
  * - scope: `server` collectors run once per interval on the target's main database (their views
  *   are cluster-wide); `per-database` collectors run once per interval in every connectable
- *   database (pg_stat_user_tables and pg_class are per database).
+ *   database (pg_stat_user_tables and pg_class are per database), or, with
+ *   `activeDatabasesSql`, only in those where a cluster-wide view shows something to report.
  * - version gate: `supports(server)` decides whether a collector runs at all; inside, the SQL is
  *   chosen by `server.versionNum` so every query only names columns that version has.
  */
@@ -61,6 +62,14 @@ export interface Collector {
   /** Becomes statement_timeout for the collector's queries. */
   timeoutMs: number;
   scope: 'server' | 'per-database';
+  /**
+   * For a per-database collector of a cluster-wide view (pg_stat_activity, pg_locks, the
+   * progress views) that needs its own database only to name tables: SQL returning the
+   * `datname`s where it has anything to report, run once per interval on the main database.
+   * Elsewhere collect() runs on no rows and no query is sent: nothing happening in 50 databases
+   * costs one query, not 50.
+   */
+  activeDatabasesSql?(server: ServerInfo): string;
   supports(server: ServerInfo): boolean;
   collect(ctx: CollectContext): Promise<Sample[]>;
   /** Every series name the collector can emit. */

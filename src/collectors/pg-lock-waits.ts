@@ -83,6 +83,7 @@ export function pgLockWaitsCollector(options: CollectorOptions = {}): Collector 
     scope: 'per-database',
     intervalMs: 5_000,
     metrics: Object.values(M),
+    activeDatabasesSql: () => "SELECT DISTINCT datname FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname IS NOT NULL",
     sql: (server) => lockWaitsSql(majorVersion(server)),
     map: mapLockWaits,
   }, options);

@@ -13,6 +13,9 @@ import { gauge, metricDefs, SampleBuilder } from './metric-defs.js';
 import { queryCollector } from './query-collector.js';
 import { label, num, relationLabels } from './row.js';
 
+// PG 19+: pg_stat_progress_repack replaces pg_stat_progress_cluster.
+const progressView = (major: number): string => (major >= 19 ? 'pg_stat_progress_repack' : 'pg_stat_progress_cluster');
+
 export function progressRepackSql(major: number): string {
   const specific = major >= 19
     ? `p.repack_index_relid AS index_relid, p.heap_tuples_inserted + p.heap_tuples_updated AS heap_tuples_written,
@@ -23,7 +26,7 @@ export function progressRepackSql(major: number): string {
 SELECT p.pid, p.datname, n.nspname AS schemaname, c.relname, p.command, p.phase, ic.relname AS index_name,
        p.heap_tuples_scanned, p.heap_blks_total, p.heap_blks_scanned, p.index_rebuild_count, ${specific},
        extract(epoch FROM a.xact_start)::float8 AS xact_start
-FROM ${major >= 19 ? 'pg_stat_progress_repack' : 'pg_stat_progress_cluster'} p
+FROM ${progressView(major)} p
 LEFT JOIN pg_class c ON c.oid = p.relid
 LEFT JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_class ic ON ic.oid = p.${major >= 19 ? 'repack_index_relid' : 'cluster_index_relid'}
@@ -79,6 +82,7 @@ export function pgStatProgressRepackCollector(options: CollectorOptions = {}): C
     scope: 'per-database',
     intervalMs: 5_000,
     metrics: Object.values(M),
+    activeDatabasesSql: (server) => `SELECT DISTINCT datname FROM ${progressView(majorVersion(server))}`,
     sql: (server) => progressRepackSql(majorVersion(server)),
     map: mapProgressRepack,
   }, options);

@@ -86,6 +86,7 @@ export function pgStatProgressVacuumCollector(options: CollectorOptions = {}): C
     scope: 'per-database',
     intervalMs: 5_000,
     metrics: Object.values(M),
+    activeDatabasesSql: () => 'SELECT DISTINCT datname FROM pg_stat_progress_vacuum',
     sql: (server) => progressVacuumSql(majorVersion(server)),
     map: mapProgressVacuum,
   }, options);

@@ -15,6 +15,7 @@ export interface QueryCollectorSpec {
   timeoutMs?: number;
   metrics: readonly MetricDef[];
   supports?: (server: ServerInfo) => boolean;
+  activeDatabasesSql?: (server: ServerInfo) => string;
   sql(server: ServerInfo): string;
   params?: readonly unknown[];
   map(rows: readonly Row[], ctx: MapContext): Sample[];
@@ -28,6 +29,7 @@ export function queryCollector(spec: QueryCollectorSpec, options: CollectorOptio
     scope: spec.scope,
     metrics: spec.metrics,
     supports: spec.supports ?? (() => true),
+    ...(spec.activeDatabasesSql ? { activeDatabasesSql: spec.activeDatabasesSql } : {}),
     async collect(ctx) {
       return spec.map(await ctx.query(spec.sql(ctx.server), spec.params), ctx);
     },

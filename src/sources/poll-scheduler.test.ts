@@ -4,6 +4,7 @@
  * with backoff on the ManualClock, promotion of a standby recognised with its new role.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { pino } from 'pino';
 import type { Sample } from '../domain/index.js';
 import { systemClock } from '../domain/index.js';
@@ -28,6 +29,13 @@ function testCollector(name: string, sql: string, options: { timeoutMs?: number;
     map: (rows: readonly Row[], ctx: MapContext): Sample[] =>
       rows.map((r) => ({ target: ctx.target, name: `test_${name}`, labels: { k: String(r.k) }, tsMs: ctx.nowMs, value: 1 })),
   });
+}
+
+/** A session in db that the activity check of the test below looks for. */
+async function openMarkedSession(server: PgServer, db: string): Promise<{ client: pg.Client }> {
+  const client = new pg.Client({ connectionString: server.dsn(db), application_name: 'busy_marker' });
+  await client.connect();
+  return { client };
 }
 
 function scheduler(server: PgServer | string, collectors: Collector[], extra: Partial<PollSchedulerOptions> = {}): {
@@ -164,6 +172,30 @@ describe('PollScheduler against PostgreSQL 18', () => {
       expect(poller.status.lastError).toMatch(/^3D000: database "main_doomed" does not exist/);
     } finally {
       await poller.stop();
+    }
+  });
+
+  it('asks only the databases a cluster-wide check names, and maps no rows in the others', async () => {
+    for (const db of ['busy', 'quiet']) await primary.query(`CREATE DATABASE ${db}`);
+    const { client: marker } = await openMarkedSession(primary, 'busy');
+    const perDatabase: Collector = {
+      ...testCollector('where', 'SELECT current_database() AS k', { intervalMs: 100 }),
+      scope: 'per-database',
+      activeDatabasesSql: () => "SELECT datname FROM pg_stat_activity WHERE application_name = 'busy_marker'",
+    };
+    const { poller } = scheduler(primary, [perDatabase]);
+    await poller.start();
+    try {
+      await waitUntil(() => (poller.stats.get('where')?.runs ?? 0) >= 3, WAIT_MS, 'three runs');
+      await poller.stop();
+      expect(poller.knownDatabases).toEqual(expect.arrayContaining(['busy', 'postgres', 'quiet']));
+      // Each run: the check, and the one database it named.
+      expect(poller.stats.get('where')?.queries).toBe(2 * (poller.stats.get('where')?.runs ?? 0));
+      expect([...poller.latest.values()].filter((s) => s.name === 'test_where').map((s) => s.labels.k)).toEqual(['busy']);
+    } finally {
+      await poller.stop();
+      await marker.end();
+      for (const db of ['busy', 'quiet']) await primary.query(`DROP DATABASE ${db}`);
     }
   });
 

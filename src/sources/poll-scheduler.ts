@@ -82,6 +82,8 @@ export interface CollectorStats {
   lastErrorMs: number | null;
   /** Runs skipped because the previous one was still going. */
   skippedOverlaps: number;
+  /** Queries sent to the server for the collector: its own, and its active-database checks. */
+  queries: number;
 }
 
 /** The series the scheduler itself emits on every probe (for /metrics HELP and TYPE). */
@@ -458,7 +460,8 @@ export class PollScheduler implements Component {
     const generation = this.generation;
     const started = performance.now();
     const databases = (c.scope === 'server' ? [this.mainDatabase] : this.databases).filter((db) => this.visitable(db));
-    const counts = await Promise.all(databases.map((db) => this.runIn(c, db, server, generation)));
+    const active = await this.activeDatabases(c, server);
+    const counts = await Promise.all(databases.map((db) => this.runIn(c, db, server, generation, active?.has(db) ?? true)));
     const stats = this.statsOf(c.name);
     stats.runs += 1;
     stats.lastRunMs = this.options.clock.nowMs();
@@ -466,16 +469,38 @@ export class PollScheduler implements Component {
     stats.lastSamples = counts.reduce((a, b) => a + b, 0);
   }
 
-  private async runIn(c: Collector, db: string, server: ServerInfo, generation: number): Promise<number> {
-    const runKey = `${c.name}\u0000${db}`;
+  /**
+   * Where a collector with activeDatabasesSql has anything to report; null: ask every database
+   * (no such SQL, or the check failed: counted like a failed run).
+   */
+  private async activeDatabases(c: Collector, server: ServerInfo): Promise<Set<string> | null> {
+    if (c.scope !== 'per-database' || !c.activeDatabasesSql) return null;
     try {
-      const pool = this.pool(db);
+      this.statsOf(c.name).queries += 1;
+      const rows = await this.query(this.pool(this.mainDatabase), c.activeDatabasesSql(server), undefined, c.timeoutMs);
+      return new Set(rows.map((r) => String(r.datname)));
+    } catch (err) {
+      this.failed(c, this.mainDatabase, `${c.name}\u0000\u0000active`, err);
+      return null;
+    }
+  }
+
+  /** `active` false: the cluster-wide check saw nothing here, so the collector maps no rows. */
+  private async runIn(c: Collector, db: string, server: ServerInfo, generation: number, active: boolean): Promise<number> {
+    const runKey = `${c.name}\u0000${db}`;
+    const stats = this.statsOf(c.name);
+    try {
+      const pool = active ? this.pool(db) : null;
       const samples = await c.collect({
         target: this.options.target,
         server,
         ...(c.scope === 'per-database' ? { database: db } : {}),
         nowMs: this.options.clock.nowMs(),
-        query: (sql, params) => this.query(pool, sql, params, c.timeoutMs),
+        query: async (sql, params) => {
+          if (!pool) return [];
+          stats.queries += 1;
+          return this.query(pool, sql, params, c.timeoutMs);
+        },
       });
       // Rows from before a disconnect or role change are dropped, not stored late.
       if (generation !== this.generation || !this.running) return 0;
@@ -660,6 +685,6 @@ function statementName(sql: string): string {
 function emptyStats(): CollectorStats {
   return {
     runs: 0, lastRunMs: null, lastDurationMs: null, lastSamples: 0,
-    errorsByCode: {}, lastError: null, lastErrorMs: null, skippedOverlaps: 0,
+    errorsByCode: {}, lastError: null, lastErrorMs: null, skippedOverlaps: 0, queries: 0,
   };
 }
