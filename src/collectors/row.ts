@@ -4,7 +4,8 @@
  * the query should have returned but did not, throws RowError (code `bad_row`): the scheduler
  * counts it per collector and the other collectors go on.
  *
- * node-postgres returns int8 and numeric as strings, float8/int4 as numbers, bool as booleans.
+ * node-postgres returns numeric as strings, float8/int4 as numbers, bool as booleans; int8 as a
+ * string too, except from the poll scheduler, which parses it to a number when that is exact.
  * Collectors cast timestamps to epoch seconds and LSNs to byte offsets in SQL, so no Date or
  * pg_lsn parsing happens here.
  */
