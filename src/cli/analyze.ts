@@ -17,8 +17,8 @@ import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
 import { readHeadLines, readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
-import { openStore, type Db } from '../store/open-store.js';
-import { StoreWriter } from '../store/store-writer.js';
+import type { Db } from '../store/open-store.js';
+import type { StoreWriter } from '../store/store-writer.js';
 import { EXIT } from './exit-codes.js';
 
 export interface AnalyzeOptions {
@@ -46,7 +46,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
-  const opened = options.db ? openStoreWriter(options.db, log) : null;
+  const opened = options.db ? await openStoreWriter(options.db, log) : null;
   const store = opened?.writer ?? null;
   let storeError: string | null = null;
   const reports: AnalyzeFileReport[] = [];
@@ -155,7 +155,9 @@ async function firstTimestamp(file: string, settings: ParserSettings, log: Logge
   }
 }
 
-function openStoreWriter(file: string, log: Logger): { db: Db; writer: StoreWriter } {
+/** The store modules (and SQLite's native addon) load only with --db: start-up of every other run. */
+async function openStoreWriter(file: string, log: Logger): Promise<{ db: Db; writer: StoreWriter }> {
+  const [{ openStore }, { StoreWriter }] = await Promise.all([import('../store/open-store.js'), import('../store/store-writer.js')]);
   const db = openStore(file);
   const writer = new StoreWriter(db, systemClock, log);
   void writer.start();

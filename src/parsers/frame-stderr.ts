@@ -225,7 +225,7 @@ export class StderrFramer implements Framer {
     const text = g.timestamp === 0 ? undefined : m[g.timestamp];
     if (text !== undefined) {
       if (this.prefix.timestampKind === 'n') return this.timestamps.parseEpoch(text);
-      return this.timestamps.parseParts(text, g.millis === 0 ? undefined : m[g.millis], m[g.zone] ?? '');
+      return this.timestamps.parseDateTime(text, m[g.time] ?? '', g.millis === 0 ? undefined : m[g.millis], m[g.zone] ?? '');
     }
     if (header !== null && this.syslog !== null) {
       const ms = this.syslog.timeOfLast();

@@ -26,6 +26,7 @@ function fields(prefix: string, line: string): Fields | null {
     if (value !== undefined && value !== '') out[key] = value;
   }
   // %m and %t are captured in parts: put them back together to compare with the line.
+  if (g.time !== 0) out.timestamp += ` ${m[g.time]}`;
   if (g.millis !== 0) out.timestamp += `.${m[g.millis]}`;
   if (g.zone !== 0) out.timestamp += ` ${m[g.zone]}`;
   return out;

@@ -49,8 +49,9 @@ export class TimestampParser {
   failure: TimestampFailure = 'invalid_timestamp';
 
   private readonly zone: Zone | null;
-  // Per-second cache: "YYYY-MM-DD HH:MM:SS" and zone of the last good parse, its second in ms.
-  private lastDateTime = '';
+  // Per-second cache: "YYYY-MM-DD", "HH:MM:SS" and zone of the last good parse, its second in ms.
+  private lastDate = '';
+  private lastTime = '';
   private lastZone = '';
   private lastSecondMs = 0;
   // Per-local-hour cache of the configured zone's offset (only for hours far from a transition).
@@ -80,29 +81,37 @@ export class TimestampParser {
   }
 
   /**
-   * The same timestamp already cut in parts (as the prefix regex captures it): "YYYY-MM-DD
-   * HH:MM:SS", the three millisecond digits (absent for %t), the zone.
+   * The same timestamp already cut in parts: "YYYY-MM-DD HH:MM:SS", the three millisecond digits
+   * (absent for %t), the zone.
    */
   parseParts(dateTime: string, millisText: string | undefined, zone: string): number {
+    if (dateTime.length !== 19 || dateTime.charCodeAt(10) !== 32) return this.fail('invalid_timestamp');
+    return this.parseDateTime(dateTime.slice(0, 10), dateTime.slice(11), millisText, zone);
+  }
+
+  /**
+   * The timestamp cut as the prefix regex captures it: "YYYY-MM-DD", "HH:MM:SS", the three
+   * millisecond digits (absent for %t), the zone.
+   */
+  parseDateTime(date: string, time: string, millisText: string | undefined, zone: string): number {
     let millis = 0;
     if (millisText !== undefined) {
       millis = millisText.length === 3 ? digitsAt(millisText, 0, 3) : -1;
       if (millis < 0) return this.fail('invalid_timestamp');
     }
-    if (dateTime === this.lastDateTime && zone === this.lastZone) return this.lastSecondMs + millis;
+    if (time === this.lastTime && date === this.lastDate && zone === this.lastZone) return this.lastSecondMs + millis;
 
-    const year = digitsAt(dateTime, 0, 4);
-    const month = digitsAt(dateTime, 5, 2);
-    const day = digitsAt(dateTime, 8, 2);
-    const hour = digitsAt(dateTime, 11, 2);
-    const minute = digitsAt(dateTime, 14, 2);
-    const second = digitsAt(dateTime, 17, 2);
+    const year = digitsAt(date, 0, 4);
+    const month = digitsAt(date, 5, 2);
+    const day = digitsAt(date, 8, 2);
+    const hour = digitsAt(time, 0, 2);
+    const minute = digitsAt(time, 3, 2);
+    const second = digitsAt(time, 6, 2);
     if (
-      dateTime.length !== 19 || zone.length === 0 ||
+      date.length !== 10 || time.length !== 8 || zone.length === 0 ||
       year < 0 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
       hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 ||
-      dateTime.charCodeAt(4) !== 45 || dateTime.charCodeAt(7) !== 45 || dateTime.charCodeAt(10) !== 32 ||
-      dateTime.charCodeAt(13) !== 58 || dateTime.charCodeAt(16) !== 58
+      date.charCodeAt(4) !== 45 || date.charCodeAt(7) !== 45 || time.charCodeAt(2) !== 58 || time.charCodeAt(5) !== 58
     ) {
       return this.fail('invalid_timestamp');
     }
@@ -110,7 +119,8 @@ export class TimestampParser {
     const offsetMin = this.offsetOf(zone, naiveMs);
     if (Number.isNaN(offsetMin)) return Number.NaN;
 
-    this.lastDateTime = dateTime;
+    this.lastDate = date;
+    this.lastTime = time;
     this.lastZone = zone;
     this.lastSecondMs = naiveMs - offsetMin * MINUTE_MS;
     return this.lastSecondMs + millis;

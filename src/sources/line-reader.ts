@@ -14,6 +14,15 @@ import { isAscii } from 'node:buffer';
 import type { PhysicalLine } from '../parsers/framer.js';
 
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+type Decode = (this: Buffer, start: number, end: number) => string;
+/**
+ * Buffer's own decoders, which toString(encoding, start, end) dispatches to (not in the typings);
+ * toString itself where a runtime lacks them.
+ */
+const decoders = Buffer.prototype as unknown as { latin1Slice?: Decode; utf8Slice?: Decode };
+const latin1Slice: Decode = decoders.latin1Slice ?? function (this: Buffer, start, end) { return this.toString('latin1', start, end); };
+const utf8Slice: Decode = decoders.utf8Slice ?? function (this: Buffer, start, end) { return this.toString('utf8', start, end); };
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 13;
 
@@ -118,13 +127,14 @@ export class LineSplitter {
   private emitRegion(chunk: Buffer, start: number, end: number, emit: LineSink): void {
     // ASCII (nearly every log): one-byte strings straight from the bytes, as fast as decoding the
     // region at once, and each line its own string, not a slice pinning a 64 KiB parent in memory.
-    const encoding = isAscii(chunk.subarray(start, end)) ? 'latin1' : 'utf8';
+    // The decoder is called directly: toString() would look the encoding up again for every line.
+    const decode = isAscii(chunk.subarray(start, end)) ? latin1Slice : utf8Slice;
     let from = start;
     for (;;) {
       const found = chunk.indexOf(NEWLINE, from);
       const lineEnd = found === -1 || found > end ? end : found;
       const cut = lineEnd > from && chunk[lineEnd - 1] === CARRIAGE_RETURN ? lineEnd - 1 : lineEnd;
-      this.emitLine(chunk.toString(encoding, from, cut), this.nextOffset + from, emit);
+      this.emitLine(decode.call(chunk, from, cut), this.nextOffset + from, emit);
       if (lineEnd === end) return;
       from = lineEnd + 1;
     }
