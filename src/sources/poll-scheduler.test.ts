@@ -1,7 +1,9 @@
 /**
  * The poll scheduler against a real PostgreSQL 18 (one primary and one standby for the file):
- * error isolation and counting, statement_timeout, overlapping runs, the latest map, reconnect
- * with backoff on the ManualClock, promotion of a standby recognised with its new role.
+ * error isolation and counting, statement_timeout, overlapping runs, the latest map, connections
+ * kept between visits yet let go for DROP / RENAME / CREATE ... TEMPLATE, databases skipped when
+ * a cluster-wide check names others, reconnect with backoff on the ManualClock, promotion of a
+ * standby recognised with its new role.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -14,14 +16,14 @@ import { createCollectors } from '../collectors/index.js';
 import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../../test/helpers/pg-harness.js';
 import { waitUntil } from '../../test/helpers/pg-server.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
-import { errorCode, isConnectionError, PollScheduler, type PollSchedulerOptions } from './poll-scheduler.js';
+import { PollScheduler, type PollSchedulerOptions } from './poll-scheduler.js';
 
 const WAIT_MS = 15_000;
 
-function testCollector(name: string, sql: string, options: { timeoutMs?: number; intervalMs?: number } = {}): Collector {
+function testCollector(name: string, sql: string, options: { timeoutMs?: number; intervalMs?: number; scope?: Collector['scope'] } = {}): Collector {
   return queryCollector({
     name,
-    scope: 'server',
+    scope: options.scope ?? 'server',
     intervalMs: options.intervalMs ?? 100,
     timeoutMs: options.timeoutMs ?? 2_000,
     metrics: [{ name: `test_${name}`, type: 'gauge', help: 'test' }],
@@ -123,8 +125,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
 
   it('keeps its connection to a database between visits, yet never makes a plain DROP DATABASE fail', async () => {
     await primary.query('CREATE DATABASE doomed');
-    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100 }), scope: 'per-database' };
-    const { poller } = scheduler(primary, [perDatabase]);
+    const { poller } = scheduler(primary, [testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100, scope: 'per-database' })]);
     await poller.start();
     try {
       await waitUntil(async () => poller.knownDatabases.includes('doomed') && (await pollerPids('doomed')).length === 1, WAIT_MS, 'a connection to doomed');
@@ -144,8 +145,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
 
   it('lets CREATE DATABASE ... TEMPLATE and RENAME of a polled database through, then polls it again', async () => {
     await primary.query('CREATE DATABASE original');
-    const perDatabase: Collector = { ...testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100 }), scope: 'per-database' };
-    const { poller } = scheduler(primary, [perDatabase]);
+    const { poller } = scheduler(primary, [testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100, scope: 'per-database' })]);
     await poller.start();
     try {
       await waitUntil(async () => (await pollerPids('original')).length === 1, WAIT_MS, 'a connection to original');
@@ -179,8 +179,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
     for (const db of ['busy', 'quiet']) await primary.query(`CREATE DATABASE ${db}`);
     const { client: marker } = await openMarkedSession(primary, 'busy');
     const perDatabase: Collector = {
-      ...testCollector('where', 'SELECT current_database() AS k', { intervalMs: 100 }),
-      scope: 'per-database',
+      ...testCollector('where', 'SELECT current_database() AS k', { intervalMs: 100, scope: 'per-database' }),
       activeDatabasesSql: () => "SELECT datname FROM pg_stat_activity WHERE application_name = 'busy_marker'",
     };
     const { poller } = scheduler(primary, [perDatabase]);
@@ -254,23 +253,5 @@ describe('PollScheduler against PostgreSQL 18', () => {
       await poller.stop();
       await standby.destroy();
     }
-  });
-});
-
-describe('errorCode / isConnectionError', () => {
-  it.each([
-    [{ code: '57P01', message: 'terminating connection due to administrator command' }, '57P01', true],
-    [{ code: '57014', message: 'canceling statement due to statement timeout' }, '57014', false],
-    [{ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' }, 'ECONNREFUSED', true],
-    [new Error('Connection terminated unexpectedly'), 'connection_terminated', true],
-    [new Error('Cannot use a pool after calling end on the pool'), 'connection_terminated', true],
-    [new Error('Client has encountered a connection error and is not queryable'), 'connection_terminated', true],
-    [new Error('timeout exceeded when trying to connect'), 'connect_timeout', true],
-    [new Error('Query read timeout'), 'client_timeout', false],
-    [{ code: '08006', message: 'connection failure' }, '08006', true],
-    ['a string', 'unknown', false],
-  ])('%j -> %s', (err, code, connection) => {
-    expect(errorCode(err)).toBe(code);
-    expect(isConnectionError(code)).toBe(connection);
   });
 });

@@ -2,12 +2,12 @@
  * The poll scheduler: runs every collector (src/collectors/) against one target on its own
  * interval and hands their samples to the store writer in batches.
  *
- * It owns the connections: a small pg.Pool per connectable database (discovered from pg_database
- * and refreshed, so databases created or dropped while running are picked up), statement_timeout
- * per collector, reconnecting with exponential backoff and jitter (through the Clock) when the
- * server goes away, and recognising it when it comes back, with its role (a standby may have been
- * promoted). While the server is away nothing is sampled: the gap stays visible in the series,
- * and `pg_up` reads 0. One failing collector never stops the others; errors are counted per
+ * It owns the connections (database-pools.ts: a small pg.Pool per connectable database,
+ * discovered from pg_database and refreshed, so databases created or dropped while running are
+ * picked up; statement_timeout per collector), reconnecting with exponential backoff and jitter
+ * (through the Clock) when the server goes away, and recognising it when it comes back, with its
+ * role (a standby may have been promoted). While the server is away nothing is sampled: the gap
+ * stays visible in the series, and `pg_up` reads 0. One failing collector never stops the others; errors are counted per
  * collector and code (`stats`). It keeps the latest sample of every series (`latest`) so
  * /metrics never has to query PostgreSQL.
  *
@@ -20,21 +20,21 @@
  * users"); a connection opened to the database meanwhile counts too. So on a primary the poller
  * looks for those locks every second (WANTED_DATABASES_SQL), closes its connections to such a
  * database at once and stays away while the lock is there: the command goes through, a plain DROP
- * included. If it is the DSN's own database, the poller stays off the server for 6 s and
- * then reconnects (or says the database is gone). On a standby nothing of the kind runs: the
- * replay of a DROP ends the sessions in the database itself.
+ * included. If it is the DSN's own database, the poller stays off the server for 6 s and then
+ * reconnects (or says the database is gone). On a standby nothing of the kind runs: the replay of
+ * a DROP ends the sessions in the database itself.
  *
  * It must never run SQL of its own beyond the probe, database discovery and the database lock
  * check below.
  */
-import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import { connectionHint } from '../lib/pg-connection.js';
 import type { Clock, Component, Sample } from '../domain/index.js';
 import { labelsKey } from '../domain/index.js';
 import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.js';
-import { DEFAULT_TIMEOUT_MS, POLLER_APPLICATION_NAME, serverRole } from '../collectors/collector.js';
+import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
+import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
 
 export interface SampleSink {
   enqueue(batch: { samples: Sample[] }): void;
@@ -109,39 +109,12 @@ WHERE l.locktype = 'object' AND l.classid = 'pg_database'::regclass
   AND l.mode IN ('ShareLock', 'AccessExclusiveLock') AND l.pid <> pg_backend_pid()`;
 /** Longer than the 5 s DROP DATABASE and its kin wait for the other sessions to leave. */
 const MAIN_DATABASE_RELEASE_MS = 6_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 // datconnlimit -2 marks a database left invalid by an interrupted DROP DATABASE (15.4+, 16+).
 const DATABASES_SQL = `
 SELECT datname FROM pg_database
 WHERE datallowconn AND NOT datistemplate AND datconnlimit <> -2 AND has_database_privilege(datname, 'CONNECT')
 ORDER BY datname`;
-
-// Node socket errors, SQLSTATE class 08 (connection exception), and 57P01-57P04 (shutdown,
-// crash, not yet accepting connections, database dropped under a standby's session): the
-// connection, not the query, is the problem.
-const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'ENOENT']);
-
-/** A stable code for an error: SQLSTATE, Node errno, or a pgvigil code. */
-export function errorCode(err: unknown): string {
-  const e = err as { code?: unknown; message?: unknown };
-  if (typeof e?.code === 'string' && e.code !== '') return e.code;
-  const message = typeof e?.message === 'string' ? e.message : '';
-  // Also a run that began just before its database's pool was closed (dropped, or released).
-  if (/Connection terminated|not queryable|connection.*(closed|ended)|pool after calling end/i.test(message)) return 'connection_terminated';
-  if (/timeout exceeded when trying to connect/i.test(message)) return 'connect_timeout';
-  if (/timeout/i.test(message)) return 'client_timeout';
-  return 'unknown';
-}
-
-export function isConnectionError(code: string): boolean {
-  return CONNECTION_ERRNOS.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' ||
-    code === '57P03' || code === '57P04' || code === 'connection_terminated' || code === 'connect_timeout';
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 export class PollScheduler implements Component {
   readonly name: string;
@@ -151,8 +124,7 @@ export class PollScheduler implements Component {
   private generation = 0;
   private mainDatabase = '';
   private databases: string[] = [];
-  private readonly pools = new Map<string, pg.Pool>();
-  private readonly timeouts = new WeakMap<pg.PoolClient, number>();
+  private readonly connections: DatabasePools;
   private timers: Array<{ cancel(): void }> = [];
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly collectorStats = new Map<string, CollectorStats>();
@@ -172,6 +144,7 @@ export class PollScheduler implements Component {
 
   constructor(options: PollSchedulerOptions) {
     this.options = options;
+    this.connections = new DatabasePools(options);
     this.name = `poll-scheduler:${options.target}`;
     for (const c of options.collectors) this.collectorStats.set(c.name, emptyStats());
   }
@@ -226,7 +199,7 @@ export class PollScheduler implements Component {
     this.cancelTimers();
     await this.reconnecting;
     await this.whenIdle();
-    await this.closePools();
+    await this.connections.endAll();
   }
 
   /** Resolves when no collector run is in flight. */
@@ -257,7 +230,7 @@ export class PollScheduler implements Component {
         if (attempt % 10 === 0 || message !== this.currentStatus.lastError) {
           this.options.logger.warn({ target: this.options.target, err: message, attempt: attempt + 1, retryInMs, hint: connectionHint(err) }, 'cannot connect; retrying with backoff');
         }
-        await this.closePools();
+        await this.connections.endAll();
         // Status, then the sleep, in one tick: whoever hears of the failed attempt finds the
         // retry already scheduled on the clock.
         this.emitUp(0);
@@ -278,10 +251,9 @@ export class PollScheduler implements Component {
   private async connect(): Promise<void> {
     const previous = this.currentStatus.server;
     // The DSN's database is known by name only once the probe has run: its pool moves there.
-    const { server, datname } = await this.probe(this.pool(null));
+    const { server, datname } = await this.probe(this.connections.pool(null));
     this.mainDatabase = datname;
-    this.pools.set(datname, this.pool(null));
-    this.pools.delete(MAIN_POOL);
+    this.connections.nameMain(datname);
     await this.refreshDatabases();
     this.generation += 1;
     this.logConnected(server, previous !== null && previous.startedAtMs !== server.startedAtMs);
@@ -299,7 +271,7 @@ export class PollScheduler implements Component {
   }
 
   private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string }> {
-    const [row] = await this.query(pool, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
+    const [row] = await this.connections.query(pool, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
     if (!row) throw new Error('the probe query returned no row');
     return {
       datname: String(row.datname),
@@ -320,7 +292,7 @@ export class PollScheduler implements Component {
     this.probing ??= (async () => {
       const before = this.currentStatus.server;
       try {
-        const { server } = await this.probe(this.pool(this.mainDatabase));
+        const { server } = await this.probe(this.connections.pool(this.mainDatabase));
         await this.refreshDatabases();
         this.emitServer(server);
         if (before && (before.inRecovery !== server.inRecovery || before.startedAtMs !== server.startedAtMs)) {
@@ -346,7 +318,7 @@ export class PollScheduler implements Component {
     if (this.mainReleased()) return Promise.resolve();
     this.checkingLocks ??= (async () => {
       try {
-        const rows = await this.query(this.pool(this.mainDatabase), WANTED_DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+        const rows = await this.connections.query(this.connections.pool(this.mainDatabase), WANTED_DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
         const wanted = new Set(rows.map((r) => String(r.datname)));
         for (const db of wanted) if (!this.wanted.has(db)) this.release(db);
         const freed = [...this.wanted].some((db) => !wanted.has(db));
@@ -368,7 +340,7 @@ export class PollScheduler implements Component {
     this.options.logger.info({ target: this.options.target, database: db },
       'a session wants the database to itself (DROP, RENAME, SET TABLESPACE or TEMPLATE of it); closing connections to it');
     if (db === this.mainDatabase) this.mainReleasedUntilMs = this.options.clock.nowMs() + MAIN_DATABASE_RELEASE_MS;
-    void this.endPool(db);
+    void this.connections.end(db);
   }
 
   private mainReleased(): boolean {
@@ -390,13 +362,13 @@ export class PollScheduler implements Component {
     for (const c of this.options.collectors) this.forgetRuns(`${c.name}\u0000`);
     this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
     this.emitUp(0);
-    void this.closePools().then(() => {
+    void this.connections.endAll().then(() => {
       if (this.running) this.reconnecting = this.reconnectLoop();
     });
   }
 
   private async refreshDatabases(): Promise<void> {
-    const rows = await this.query(this.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+    const rows = await this.connections.query(this.connections.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
     const found = rows.map((r) => String(r.datname));
     for (const gone of this.databases.filter((d) => !found.includes(d))) {
       this.options.logger.info({ target: this.options.target, database: gone }, 'database gone; no longer polled');
@@ -404,7 +376,7 @@ export class PollScheduler implements Component {
         c.forget?.(gone);
         this.forgetRuns(`${c.name}\u0000${gone}`);
       }
-      if (gone !== this.mainDatabase) void this.endPool(gone);
+      if (gone !== this.mainDatabase) void this.connections.end(gone);
     }
     for (const added of found.filter((d) => !this.databases.includes(d))) {
       if (this.databases.length > 0) this.options.logger.info({ target: this.options.target, database: added }, 'new database; polling it');
@@ -477,7 +449,7 @@ export class PollScheduler implements Component {
     if (c.scope !== 'per-database' || !c.activeDatabasesSql) return null;
     try {
       this.statsOf(c.name).queries += 1;
-      const rows = await this.query(this.pool(this.mainDatabase), c.activeDatabasesSql(server), undefined, c.timeoutMs);
+      const rows = await this.connections.query(this.connections.pool(this.mainDatabase), c.activeDatabasesSql(server), undefined, c.timeoutMs);
       return new Set(rows.map((r) => String(r.datname)));
     } catch (err) {
       this.failed(c, this.mainDatabase, `${c.name}\u0000\u0000active`, err);
@@ -490,7 +462,7 @@ export class PollScheduler implements Component {
     const runKey = `${c.name}\u0000${db}`;
     const stats = this.statsOf(c.name);
     try {
-      const pool = active ? this.pool(db) : null;
+      const pool = active ? this.connections.pool(db) : null;
       const samples = await c.collect({
         target: this.options.target,
         server,
@@ -499,7 +471,7 @@ export class PollScheduler implements Component {
         query: async (sql, params) => {
           if (!pool) return [];
           stats.queries += 1;
-          return this.query(pool, sql, params, c.timeoutMs);
+          return this.connections.query(pool, sql, params, c.timeoutMs);
         },
       });
       // Rows from before a disconnect or role change are dropped, not stored late.
@@ -574,131 +546,9 @@ export class PollScheduler implements Component {
     this.currentStatus = status;
     for (const listener of this.statusListeners) listener(status);
   }
-
-  // ---------------------------------------------------------------- connections
-
-  /** The pool of a database; null: the connection's own database (before it is known). */
-  private pool(db: string | null): pg.Pool {
-    const key = db ?? MAIN_POOL;
-    let pool = this.pools.get(key);
-    if (pool) return pool;
-    const main = db === null || db === this.mainDatabase;
-    pool = new pg.Pool({
-      ...this.clientConfig(db),
-      application_name: POLLER_APPLICATION_NAME,
-      // Sent at connect: collectors with the default timeout need no SET round trip.
-      statement_timeout: DEFAULT_TIMEOUT_MS,
-      // Server-scope collectors and this database's own collectors share the main pool.
-      max: main ? 2 : 1,
-      idleTimeoutMillis: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
-      connectionTimeoutMillis: 5_000,
-    });
-    // An idle client's connection dying (server restart) is reported here; without a listener
-    // it would crash the process. The next query or probe finds out what happened.
-    const lost = (err: Error): void => {
-      this.options.logger.debug({ target: this.options.target, database: db, err: errorMessage(err) }, 'connection lost');
-    };
-    pool.on('error', lost);
-    // Also between queries of a checked-out client and after a broken one left the pool: a FATAL
-    // (57P01 shutdown, 57P04 database dropped) arriving then is emitted on the client itself.
-    pool.on('connect', (client) => {
-      client.on('error', lost);
-      this.timeouts.set(client, DEFAULT_TIMEOUT_MS);
-    });
-    this.pools.set(key, pool);
-    return pool;
-  }
-
-  private clientConfig(db: string | null): pg.ClientConfig {
-    const { connection } = this.options;
-    if (typeof connection !== 'string') return db === null ? { ...connection } : { ...connection, database: db };
-    if (db === null) return { connectionString: connection };
-    const url = new URL(connection);
-    url.pathname = `/${encodeURIComponent(db)}`;
-    return { connectionString: url.toString() };
-  }
-
-  private async query(pool: pg.Pool, sql: string, params: readonly unknown[] | undefined, timeoutMs: number): Promise<Record<string, unknown>[]> {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      if (this.timeouts.get(client) !== timeoutMs) {
-        await client.query(`SET statement_timeout = ${Math.round(timeoutMs)}`);
-        this.timeouts.set(client, timeoutMs);
-      }
-      // The client-side timeout only catches a server that stopped answering altogether.
-      const config = { name: statementName(sql), text: sql, values: params as unknown[] | undefined, query_timeout: timeoutMs + 5_000, types: POLL_TYPES };
-      const result = await client.query(config as pg.QueryConfig);
-      return result.rows as Record<string, unknown>[];
-    } catch (err) {
-      if (isConnectionError(errorCode(err)) || errorCode(err) === 'client_timeout') broken = err as Error;
-      throw err;
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  private async endPool(key: string): Promise<void> {
-    const pool = this.pools.get(key);
-    if (!pool) return;
-    this.pools.delete(key);
-    // pg-pool neither serves nor fails a request still queued when end() is called: let the
-    // queued ones through first (on the connections already open: no new one is made).
-    if (pool.waitingCount > 0) {
-      await new Promise<void>((resolve) => {
-        const drained = (): void => {
-          if (pool.waitingCount > 0) return;
-          for (const event of ['acquire', 'release', 'remove'] as const) pool.off(event, drained);
-          resolve();
-        };
-        for (const event of ['acquire', 'release', 'remove'] as const) pool.on(event, drained);
-      });
-    }
-    await pool.end().catch(() => undefined);
-  }
-
-  private async closePools(): Promise<void> {
-    await Promise.all([...this.pools.keys()].map((key) => this.endPool(key)));
-  }
 }
 
 const PROBE_RUN = '\u0000probe';
-const MAIN_POOL = '\u0000main';
-
-const INT8_OID = 20;
-
-/** An int8 as a number when it is one exactly (every counter and size below 2^53), else its text. */
-function parseInt8(text: string): number | string {
-  const value = Number(text);
-  return Number.isSafeInteger(value) ? value : text;
-}
-
-/**
- * node-postgres returns int8 as text, after a regex test of every value; a full poll cycle reads
- * ~40,000 of them, and the collectors turn them into numbers anyway (row.ts): this parser saves
- * about a fifth of the client's CPU for pg_stat_user_tables' rows.
- */
-const POLL_TYPES = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary'): ((value: string) => unknown) =>
-    oid === INT8_OID && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format),
-};
-
-const statementNames = new Map<string, string>();
-
-/**
- * Every query runs as a named prepared statement (node-postgres prepares it once per
- * connection): planning the catalog joins cost more server CPU than executing them. The name is
- * a hash of the text, so one text always has one name. (Needs a direct connection or a pooler in
- * session mode.)
- */
-function statementName(sql: string): string {
-  let name = statementNames.get(sql);
-  if (!name) {
-    name = `pgvigil_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
-    statementNames.set(sql, name);
-  }
-  return name;
-}
 
 function emptyStats(): CollectorStats {
   return {
