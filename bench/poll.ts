@@ -112,8 +112,9 @@ class CycleStats {
 
   report(title: string, targets: boolean): void {
     say(`  ${title}, median (range) of ${this.wall.length}:`);
-    say(`    wall            ${stat(this.wall)}${targets ? '   [target: under 100 ms]' : ''}`);
-    say(`    poller CPU      ${stat(this.cpu)}${targets ? '   [target: under 50 ms]' : ''}`);
+    const over = (values: number[], limitMs: number): string => `; over it in ${values.filter((v) => v >= limitMs).length} of ${values.length}`;
+    say(`    wall            ${stat(this.wall)}${targets ? `   [target: under 100 ms${over(this.wall, 100)}]` : ''}`);
+    say(`    poller CPU      ${stat(this.cpu)}${targets ? `   [target: under 50 ms${over(this.cpu, 50)}]` : ''}`);
     if (this.serverCpu.length > 0) say(`    server CPU      ${stat(this.serverCpu)}   (CPU time of the server's processes, 10 ms ticks)`);
     if (this.queries.length > 0) say(`    queries sent ${median(this.queries)}, samples ${this.samples}`);
   }
