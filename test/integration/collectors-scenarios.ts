@@ -97,6 +97,14 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     expect(ctx.poller.latest('pg_stat_user_tables_tables_omitted', { datname: 'shop' })[0]?.value).toBe(0);
   });
 
+  it('counts the tables pg_stat_user_tables lists, partitioned ones included, and sizes the largest', async () => {
+    await ctx.primary.query('CREATE TABLE events (id int, at date) PARTITION BY RANGE (at)', [], 'ledger');
+    await ctx.primary.query("CREATE TABLE events_2026 PARTITION OF events FOR VALUES FROM ('2026-01-01') TO ('2027-01-01')", [], 'ledger');
+    const [row] = await ctx.primary.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_user_tables', [], 'ledger');
+    await ctx.poller.waitForSample('pg_stat_user_tables_tables', { datname: 'ledger' }, (v) => v === row!.n, `the ${row!.n} tables of ledger counted`);
+    await ctx.poller.waitForSample('pg_total_relation_size_bytes', { datname: 'ledger', relname: 'events_2026' }, (v) => v !== null, 'the partition sized');
+  });
+
   it('sees a logical slot\'s catalog_xmin age grow while nobody consumes it', async () => {
     await ctx.primary.query("SELECT pg_create_logical_replication_slot('collectors_idle_slot', 'pgoutput')", [], 'shop');
     const labels = { slot_name: 'collectors_idle_slot' };
