@@ -7,7 +7,9 @@
 import type { AutoanalyzeDetails, LogEntry } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { parseRusage, splitQualifiedName } from './fields.js';
-import { emptyUsage, firstLine, forEachLaterLine, lineKey, USAGE_LINES } from './usage-lines.js';
+import { emptyUsage, firstLine, forEachLaterLine, LineTable, USAGE_LINES } from './usage-lines.js';
+
+const LINES = new LineTable<AutoanalyzeDetails>(USAGE_LINES);
 
 const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/;
 
@@ -20,7 +22,7 @@ export function classifyAutoanalyze(entry: LogEntry, message: string): Classific
   // PG 13: the usage is on the header line.
   if (header[2] !== undefined && !parseRusage(header[2], details)) details.unknown_lines.push(first);
   forEachLaterLine(message, (line) => {
-    const parser = USAGE_LINES.get(lineKey(line));
+    const parser = LINES.get(line);
     if (parser === undefined || !parser(line, details)) details.unknown_lines.push(line);
   });
   return { kind: 'autoanalyze', details, message: first, database: name.database };

@@ -8,7 +8,7 @@
 import type { AutovacuumDetails, IndexScanState, LogEntry, UsageFields, VacuumIndexStats } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { partTable, readParts, splitQualifiedName, toFloat, toInt } from './fields.js';
-import { emptyUsage, firstLine, forEachLaterLine, lineKey, partsAfter, USAGE_LINES, wholeLine, type LineParser } from './usage-lines.js';
+import { emptyUsage, firstLine, forEachLaterLine, LineTable, partsAfter, USAGE_LINES, wholeLine, type LineParser } from './usage-lines.js';
 
 const HEADER = /^automatic (aggressive )?vacuum (to prevent wraparound )?of table "(.+)": index scans: (\d+)$/;
 
@@ -26,7 +26,7 @@ export function classifyAutovacuum(entry: LogEntry, message: string): Classifica
 
 function parseVacuumLine(line: string, d: AutovacuumDetails): boolean {
   if (line.startsWith('index "')) return parseIndexLine(line, d);
-  const parser = LINES.get(lineKey(line));
+  const parser = LINES.get(line);
   return parser !== undefined && parser(line, d);
 }
 
@@ -203,5 +203,5 @@ const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map
   })],
 ]);
 
-/** Vacuum's own lines and the usage lines in one map (one lookup per line); vacuum's win a clash. */
-const LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map<string, LineParser<AutovacuumDetails>>([...USAGE_LINES, ...VACUUM_LINES]);
+/** Vacuum's own lines and the usage lines in one table (one lookup per line); vacuum's win a clash. */
+const LINES = new LineTable<AutovacuumDetails>(new Map([...USAGE_LINES, ...VACUUM_LINES]));

@@ -43,6 +43,25 @@ function read(table: ReturnType<typeof partTable<Read>>, text: string, start = 0
   return { all, read: into };
 }
 
+describe('toInt and toFloat', () => {
+  it('read every string as Number() does', () => {
+    const fixed = ['0', '7', '007', '42', '1.', '.5', '.', '..', '1.2.3', '0.000', '3.853', '19.361', '123456789012345', '1234567890123456',
+      '12345678901234.5', '1234567890123.45', '99999999999999999999', '9007199254740993', '-5', '+5', ' 5', '5 ', '1e3', '0x10', 'Infinity', 'NaN', 'abc'];
+    let seed = 11;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const random = Array.from({ length: 5000 }, () => Array.from({ length: 1 + next(18) }, () => '0123456789.'[next(next(4) === 0 ? 11 : 10)]).join(''));
+    for (const text of [...fixed, ...random]) {
+      const number = Number(text);
+      expect(toInt(text), text).toBe(Number.isInteger(number) ? number : null);
+      expect(toFloat(text), text).toBe(Number.isFinite(number) ? number : null);
+    }
+    expect([toInt(''), toInt(undefined), toFloat(''), toFloat(undefined)]).toEqual([null, null, null, null]);
+  });
+});
+
 describe('readParts', () => {
   it('reads every part with its values', () => {
     const table = partTable(SPECS);

@@ -9,14 +9,42 @@ export const LSN_PATTERN = '[0-9A-F]+/[0-9A-F]+';
 /** A decimal integer, or null (for undefined, '' and anything Number() does not read as an integer). */
 export function toInt(text: string | undefined): number | null {
   if (text === undefined || text === '') return null;
-  const value = Number(text);
-  return Number.isInteger(value) ? value : null;
+  const value = plainDecimal(text);
+  const read = value === value ? value : Number(text); // NaN: not a plain decimal, ask Number()
+  return Number.isInteger(read) ? read : null;
 }
 
 export function toFloat(text: string | undefined): number | null {
   if (text === undefined || text === '') return null;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : null;
+  const value = plainDecimal(text);
+  const read = value === value ? value : Number(text);
+  return Number.isFinite(read) ? read : null;
+}
+
+/** Up to 15 significant digits, an integer is exact in a double and so is 10^k for k <= 15. */
+const EXACT_DIGITS = 15;
+const POWERS_OF_TEN = Array.from({ length: EXACT_DIGITS + 1 }, (_, i) => 10 ** i);
+
+/**
+ * Number(text) for the common case of digits with at most one dot and at most 15 digits; NaN for
+ * anything else (the caller then asks Number()). Digits read as an integer and divided by a power
+ * of ten: both are exact, and IEEE division rounds the exact quotient to the nearest double, which
+ * is what Number() returns for that decimal. Number() on a string costs a runtime call and a hash.
+ */
+function plainDecimal(text: string): number {
+  const length = text.length;
+  if (length > EXACT_DIGITS + 1) return Number.NaN;
+  let mantissa = 0;
+  let dot = -1;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) mantissa = mantissa * 10 + (c - 48);
+    else if (c === 46 && dot === -1) dot = i;
+    else return Number.NaN;
+  }
+  if (dot === -1) return length <= EXACT_DIGITS ? mantissa : Number.NaN;
+  if (length === 1) return Number.NaN; // "."
+  return mantissa / (POWERS_OF_TEN[length - dot - 1] as number);
 }
 
 /** "60001, 60002" -> [60001, 60002]; "" -> []; null when any item is not a PID. */
