@@ -128,13 +128,29 @@ export class LineSplitter {
     // ASCII (nearly every log): one-byte strings straight from the bytes, as fast as decoding the
     // region at once, and each line its own string, not a slice pinning a 64 KiB parent in memory.
     // The decoder is called directly: toString() would look the encoding up again for every line.
-    const decode = isAscii(chunk.subarray(start, end)) ? latin1Slice : utf8Slice;
+    if (!isAscii(chunk.subarray(start, end))) return this.emitUtf8Region(chunk, start, end, emit);
+    // The region as one string only to find the newlines: String#indexOf is a builtin, where
+    // Buffer#indexOf is a wrapper and a binding call per line. In ASCII a character is a byte,
+    // so its indexes are byte offsets; the lines are still decoded from the bytes.
+    const text = latin1Slice.call(chunk, start, end);
+    let from = 0;
+    for (;;) {
+      const found = text.indexOf('\n', from);
+      const lineEnd = found === -1 ? text.length : found;
+      const cut = lineEnd > from && text.charCodeAt(lineEnd - 1) === CARRIAGE_RETURN ? lineEnd - 1 : lineEnd;
+      this.emitLine(latin1Slice.call(chunk, start + from, start + cut), this.nextOffset + start + from, emit);
+      if (found === -1) return;
+      from = lineEnd + 1;
+    }
+  }
+
+  private emitUtf8Region(chunk: Buffer, start: number, end: number, emit: LineSink): void {
     let from = start;
     for (;;) {
       const found = chunk.indexOf(NEWLINE, from);
       const lineEnd = found === -1 || found > end ? end : found;
       const cut = lineEnd > from && chunk[lineEnd - 1] === CARRIAGE_RETURN ? lineEnd - 1 : lineEnd;
-      this.emitLine(decode.call(chunk, from, cut), this.nextOffset + from, emit);
+      this.emitLine(utf8Slice.call(chunk, from, cut), this.nextOffset + from, emit);
       if (lineEnd === end) return;
       from = lineEnd + 1;
     }

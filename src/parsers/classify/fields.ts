@@ -98,7 +98,10 @@ export function matchPieces<T>(body: string, separator: string | RegExp, specs: 
 export type PartSpec<T> = readonly [template: string, apply: (values: readonly (number | null)[], into: T) => void];
 
 interface CompiledPart<T> {
-  /** Group of the part's alternative, relative to its copy's first group. */
+  /**
+   * A group that takes part in a match exactly when this alternative matched (its first slot's;
+   * a group of its own for a template without slots), relative to its copy's first group.
+   */
   group: number;
   slots: ReadonlyArray<{ group: number; dec: boolean }>;
   apply: PartSpec<T>[1];
@@ -106,7 +109,7 @@ interface CompiledPart<T> {
 
 /** Compiled PartSpecs (built once per module with partTable). */
 export interface PartTable<T> {
-  /** The templates as alternatives in table order, each in a group; `groups` groups in all. */
+  /** The templates as alternatives in table order; `groups` groups in all. */
   readonly alternatives: string;
   readonly groups: number;
   readonly parts: readonly CompiledPart<T>[];
@@ -128,17 +131,19 @@ export function partTable<T>(specs: readonly PartSpec<T>[]): PartTable<T> {
   const alternatives: string[] = [];
   const parts = specs.map(([template, apply]): CompiledPart<T> => {
     if (template.includes(', ')) throw new Error(`part template "${template}" holds the separator ", "`);
-    const partGroup = ++group;
+    // Slots are the only groups (each capture is a new string): the first one tells the match.
+    const pieces = template.split(/(\{int\}|\{dec\})/);
+    const ownGroup = pieces.length === 1 ? ++group : 0;
     const slots: Array<{ group: number; dec: boolean }> = [];
-    const source = template.split(/(\{int\}|\{dec\})/).map((piece) => {
+    const source = pieces.map((piece) => {
       if (piece === '{int}' || piece === '{dec}') {
         slots.push({ group: ++group, dec: piece === '{dec}' });
         return piece === '{int}' ? '(\\d+)' : '([\\d.]+)';
       }
       return piece.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
     }).join('');
-    alternatives.push(`(${source})`);
-    return { group: partGroup, slots, apply };
+    alternatives.push(ownGroup === 0 ? source : `(${source})`);
+    return { group: ownGroup === 0 ? slots[0]!.group : ownGroup, slots, apply };
   });
   const alternation = `(?:${alternatives.join('|')})`;
   return { alternatives: alternation, groups: group, parts, onePart: new RegExp(`${alternation}(?:, |$)`, 'y'), lines: [], lastCount: 0 };
