@@ -14,6 +14,7 @@ const SPECS: readonly PartSpec<Read>[] = [
   // Overlaps the next one on "1 x": the first in table order must win.
   ['{int} x', (v, r) => (r.int_x = v[0] ?? null)],
   ['{dec} x', (v, r) => (r.dec_x = v[0] ?? null)],
+  ['no figure', (_v, r) => (r.none = 1)],
 ];
 
 /** What split(", ") and the first anchored regex per part read: the behaviour readParts keeps. */
@@ -90,7 +91,7 @@ describe('readParts', () => {
 
   it('reads as split(", ") and the first matching anchored regex would, whatever the line', () => {
     // A seeded walk over lines made of known parts, near misses and separators.
-    const fragments = ['1 hits', '22 misses', '3 scanned (4.5% of total)', 'avg read rate: 6.7 MB/s', '8 x', '9.1 x', '1.2.3 x',
+    const fragments = ['no figure', 'no figures', '1 hits', '22 misses', '3 scanned (4.5% of total)', 'avg read rate: 6.7 MB/s', '8 x', '9.1 x', '1.2.3 x',
       '12345678901234567890 hits', '. x', 'x', '', ' hits', '5 hits ', '1 scanned (2% of total)', 'avg read rate: . MB/s'];
     let seed = 7;
     const next = (n: number): number => {

@@ -98,27 +98,32 @@ export function matchPieces<T>(body: string, separator: string | RegExp, specs: 
 export type PartSpec<T> = readonly [template: string, apply: (values: readonly (number | null)[], into: T) => void];
 
 interface CompiledPart<T> {
-  /**
-   * A group that takes part in a match exactly when this alternative matched (its first slot's;
-   * a group of its own for a template without slots), relative to its copy's first group.
-   */
+  /** The template as a regex source, a group for each slot. */
+  capturing: string;
+  /** The same without groups, for lookaheads. */
+  plain: string;
+  /** In `onePart`: a group that takes part in a match exactly when this template matched. */
   group: number;
+  /** In `onePart`: each slot's group, and whether it is a {dec}. */
   slots: ReadonlyArray<{ group: number; dec: boolean }>;
   apply: PartSpec<T>[1];
 }
 
+/** A line's parts as the templates that read them, in order, and the regex of that line. */
+interface Shape<T> {
+  regex: RegExp;
+  parts: readonly CompiledPart<T>[];
+}
+
 /** Compiled PartSpecs (built once per module with partTable). */
 export interface PartTable<T> {
-  /** The templates as alternatives in table order; `groups` groups in all. */
-  readonly alternatives: string;
-  readonly groups: number;
   readonly parts: readonly CompiledPart<T>[];
-  /** One sticky regex: one part, then its ", " or the end. */
+  /** One sticky regex: one part (the templates as alternatives in table order), then its ", " or the end. */
   readonly onePart: RegExp;
-  /** Sticky regexes of a whole line of N parts (index N), made when first needed. */
-  readonly lines: RegExp[];
-  /** How many parts the last line read whole had: the regex tried first on the next line. */
-  lastCount: number;
+  /** Line regexes by the templates of their parts ("0,1,3"), made when a line of that shape is first read. */
+  readonly shapes: Map<string, Shape<T>>;
+  /** The shape of the last line read whole: tried first on the next line. */
+  last: Shape<T> | null;
 }
 
 /**
@@ -131,64 +136,73 @@ export function partTable<T>(specs: readonly PartSpec<T>[]): PartTable<T> {
   const alternatives: string[] = [];
   const parts = specs.map(([template, apply]): CompiledPart<T> => {
     if (template.includes(', ')) throw new Error(`part template "${template}" holds the separator ", "`);
-    // Slots are the only groups (each capture is a new string): the first one tells the match.
     const pieces = template.split(/(\{int\}|\{dec\})/);
+    // In `onePart` the slots are the only groups (each capture is a new string) and the first
+    // one tells which template matched; a template without slots gets a group of its own.
     const ownGroup = pieces.length === 1 ? ++group : 0;
     const slots: Array<{ group: number; dec: boolean }> = [];
-    const source = pieces.map((piece) => {
+    let plain = '';
+    let capturing = '';
+    for (const piece of pieces) {
       if (piece === '{int}' || piece === '{dec}') {
         slots.push({ group: ++group, dec: piece === '{dec}' });
-        return piece === '{int}' ? '(\\d+)' : '([\\d.]+)';
+        const pattern = piece === '{int}' ? '\\d+' : '[\\d.]+';
+        plain += pattern;
+        capturing += `(${pattern})`;
+      } else {
+        const literal = piece.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+        plain += literal;
+        capturing += literal;
       }
-      return piece.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
-    }).join('');
-    alternatives.push(ownGroup === 0 ? source : `(${source})`);
-    return { group: ownGroup === 0 ? slots[0]!.group : ownGroup, slots, apply };
+    }
+    alternatives.push(ownGroup === 0 ? capturing : `(${capturing})`);
+    return { capturing, plain, group: ownGroup === 0 ? slots[0]!.group : ownGroup, slots, apply };
   });
-  const alternation = `(?:${alternatives.join('|')})`;
-  return { alternatives: alternation, groups: group, parts, onePart: new RegExp(`${alternation}(?:, |$)`, 'y'), lines: [], lastCount: 0 };
+  return { parts, onePart: new RegExp(`(?:${alternatives.join('|')})(?:, |$)`, 'y'), shapes: new Map(), last: null };
 }
 
-/** Lines longer than this many parts are only read part by part. */
-const MAX_LINE_PARTS = 8;
 const partValues: (number | null)[] = [];
 
 /**
  * matchPieces for PartSpecs over `text` from `start` to its end, parts separated by ", ": each
  * part goes to the first template that matches it whole. True when every part was recognised.
  *
- * A report line has the same parts as the one before it, so the line is first read whole by one
- * regex (N copies of the alternation, for the N parts of the last line read whole): one exec
- * instead of N. Every copy still takes the first template that matches its part, so the result is
- * the same; a line it does not fit is read part by part.
+ * A report line has the parts of the one before it, so the line is first read whole by the regex
+ * of that shape: each part's template, behind a lookahead that no template before it in the table
+ * matches the part (so it is still the first that matches). One exec, and groups for the figures
+ * only; a line of another shape is read part by part, and its shape kept for the next line.
  */
 export function readParts<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
-  const count = table.lastCount;
-  if (count > 0) {
-    const regex = table.lines[count] ?? lineRegex(table, count);
+  const shape = table.last;
+  if (shape !== null) {
+    const regex = shape.regex;
     regex.lastIndex = start;
     const groups = regex.exec(text);
     if (groups !== null) {
-      for (let copy = 0; copy < count; copy++) applyPart(groups, copy * table.groups, table, into);
+      let group = 1;
+      for (const part of shape.parts) {
+        for (let i = 0; i < part.slots.length; i++) partValues[i] = readSlot(groups[group++], part.slots[i]!.dec);
+        part.apply(partValues, into);
+      }
       return true;
     }
   }
   return readPartByPart(text, start, table, into);
 }
 
-function lineRegex<T>(table: PartTable<T>, count: number): RegExp {
-  const regex = new RegExp(`${Array.from({ length: count }, () => table.alternatives).join(', ')}$`, 'y');
-  table.lines[count] = regex;
-  return regex;
+function readSlot(text: string | undefined, dec: boolean): number | null {
+  return dec ? toFloat(text) : toInt(text);
 }
+
+/** Lines of more parts than this are only read part by part. */
+const MAX_SHAPE_PARTS = 8;
 
 function readPartByPart<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
   const regex = table.onePart;
+  const read: CompiledPart<T>[] = [];
   let all = true;
-  let count = 0;
   let from = start;
   for (;;) {
-    count++;
     regex.lastIndex = from;
     const groups = regex.exec(text);
     if (groups === null) {
@@ -198,27 +212,39 @@ function readPartByPart<T>(text: string, start: number, table: PartTable<T>, int
       from = comma + 2;
       continue;
     }
-    applyPart(groups, 0, table, into);
+    read.push(applyPart(groups, table, into));
     from = regex.lastIndex;
     // Matched up to the end, or up to a ", " that ends the text (an empty last part follows).
     if (from >= text.length && !text.endsWith(', ')) break;
   }
-  if (all && count <= MAX_LINE_PARTS) table.lastCount = count;
+  if (all && read.length <= MAX_SHAPE_PARTS) table.last = shapeOf(table, read);
   return all;
 }
 
-/** Applies the part that matched in the copy whose groups start after `offset`. */
-function applyPart<T>(groups: RegExpExecArray, offset: number, table: PartTable<T>, into: T): void {
-  for (const part of table.parts) {
-    if (groups[offset + part.group] === undefined) continue;
-    for (let i = 0; i < part.slots.length; i++) {
-      const slot = part.slots[i]!;
-      const text = groups[offset + slot.group];
-      partValues[i] = slot.dec ? toFloat(text) : toInt(text);
-    }
-    part.apply(partValues, into);
-    return;
+function shapeOf<T>(table: PartTable<T>, parts: readonly CompiledPart<T>[]): Shape<T> {
+  const key = parts.map((part) => table.parts.indexOf(part)).join(',');
+  let shape = table.shapes.get(key);
+  if (shape === undefined) {
+    const source = parts.map((part) => {
+      const earlier = table.parts.slice(0, table.parts.indexOf(part)).map((p) => p.plain);
+      const guard = earlier.length === 0 ? '' : `(?!(?:${earlier.join('|')})(?:, |$))`;
+      return guard + part.capturing;
+    }).join(', ');
+    shape = { regex: new RegExp(`${source}$`, 'y'), parts };
+    table.shapes.set(key, shape);
   }
+  return shape;
+}
+
+/** Applies the template that matched a part in `onePart`; returns it. */
+function applyPart<T>(groups: RegExpExecArray, table: PartTable<T>, into: T): CompiledPart<T> {
+  for (const part of table.parts) {
+    if (groups[part.group] === undefined) continue;
+    for (let i = 0; i < part.slots.length; i++) partValues[i] = readSlot(groups[part.slots[i]!.group], part.slots[i]!.dec);
+    part.apply(partValues, into);
+    return part;
+  }
+  throw new Error('readParts: a part matched no template'); // the alternation matched one of them
 }
 
 export interface RusageFields {
