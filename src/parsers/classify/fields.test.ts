@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { partTable, readParts, toFloat, toInt, type PartSpec } from './fields.js';
+import { MAX_SHAPES, partTable, readParts, toFloat, toInt, type PartSpec } from './fields.js';
 
 type Read = Record<string, number | null>;
 
@@ -104,6 +104,16 @@ describe('readParts', () => {
       const line = parts.join(next(10) === 0 ? ',' : ', ');
       expect(read(table, line), line).toEqual(reference(line));
     }
+  });
+
+  it('keeps a bounded number of line shapes, and reads the lines past them the same', () => {
+    const table = partTable(SPECS);
+    const figures = ['1 hits', '2 misses', '3 x', '4.5 x', 'no figure'];
+    for (let i = 0; i < 5 ** 4; i++) {
+      const line = [0, 1, 2, 3].map((k) => figures[Math.floor(i / 5 ** k) % 5]!).join(', ');
+      expect(read(table, line), line).toEqual(reference(line));
+    }
+    expect(table.shapes.size).toBe(MAX_SHAPES);
   });
 
   it('refuses a template that could match the separator', () => {

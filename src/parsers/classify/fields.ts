@@ -196,6 +196,8 @@ function readSlot(text: string | undefined, dec: boolean): number | null {
 
 /** Lines of more parts than this are only read part by part. */
 const MAX_SHAPE_PARTS = 8;
+/** Shapes kept per table: a real report has a handful; odd input must not grow memory. */
+export const MAX_SHAPES = 64;
 
 function readPartByPart<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
   const regex = table.onePart;
@@ -221,10 +223,12 @@ function readPartByPart<T>(text: string, start: number, table: PartTable<T>, int
   return all;
 }
 
-function shapeOf<T>(table: PartTable<T>, parts: readonly CompiledPart<T>[]): Shape<T> {
+/** The shape of a line read by these templates; null when the table keeps no more shapes. */
+function shapeOf<T>(table: PartTable<T>, parts: readonly CompiledPart<T>[]): Shape<T> | null {
   const key = parts.map((part) => table.parts.indexOf(part)).join(',');
   let shape = table.shapes.get(key);
   if (shape === undefined) {
+    if (table.shapes.size >= MAX_SHAPES) return null;
     const source = parts.map((part) => {
       const earlier = table.parts.slice(0, table.parts.indexOf(part)).map((p) => p.plain);
       const guard = earlier.length === 0 ? '' : `(?!(?:${earlier.join('|')})(?:, |$))`;
