@@ -108,11 +108,11 @@ export function forEachLaterLine(message: string, each: (line: string) => void):
  * every lookup, which showed as 5% of a profile of autovacuum reports.
  */
 export class LineTable<T> {
-  /** Entries by key length; a bucket holds the few keys of one length. */
-  private readonly byLength: Array<Array<readonly [string, LineParser<T>]> | undefined> = [];
+  /** Entries by key length; a bucket holds the few keys of one length, with their first character. */
+  private readonly byLength: Array<Array<{ key: string; first: number; parser: LineParser<T> }> | undefined> = [];
 
   constructor(parsers: ReadonlyMap<string, LineParser<T>>) {
-    for (const [key, parser] of parsers) (this.byLength[key.length] ??= []).push([key, parser]);
+    for (const [key, parser] of parsers) (this.byLength[key.length] ??= []).push({ key, first: key.length === 0 ? -1 : key.charCodeAt(0), parser });
   }
 
   /** The parser whose key is the line's key, if any. */
@@ -120,7 +120,12 @@ export class LineTable<T> {
     const colon = line.indexOf(':');
     const bucket = this.byLength[colon < 0 ? line.length : colon];
     if (bucket === undefined) return undefined;
-    for (const [key, parser] of bucket) if (line.startsWith(key)) return parser;
+    const first = line.charCodeAt(0);
+    for (let i = 0; i < bucket.length; i++) {
+      const entry = bucket[i]!;
+      // The first character rules out most keys of the same length before a startsWith call.
+      if ((entry.first === first || entry.first === -1) && line.startsWith(entry.key)) return entry.parser;
+    }
     return undefined;
   }
 }
