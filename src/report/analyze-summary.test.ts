@@ -50,6 +50,18 @@ describe('AnalyzeSummaryBuilder: autovacuum per table', () => {
     expect(summary.autovacuum.tables[0]).toMatchObject({ aggressive_runs: 2, wraparound_runs: 1, max_removable_cutoff_age_xids: 7000, tuples_removed: 20 });
   });
 
+  it('tells apart tables of one name in other schemas or databases', () => {
+    const summary = summarize([
+      vacuum('orders', 1, 0), vacuum('orders', 2, 0, { schema: 'archive' }), vacuum('orders', 4, 0, { database: 'shop2' }), vacuum('orders', 8, 0),
+    ]);
+    expect(summary.autovacuum.tables).toMatchObject([
+      { table: 'shop.public.orders', runs: 2, total_elapsed_s: 9 },
+      { table: 'shop2.public.orders', runs: 1, total_elapsed_s: 4 },
+      { table: 'shop.archive.orders', runs: 1, total_elapsed_s: 2 },
+    ]);
+    expect(summary.autovacuum.tables_total).toBe(3);
+  });
+
   it('caps distinct tables and counts the overflow instead of growing', () => {
     const events = Array.from({ length: 25 }, (_, i) => vacuum(`t${i}`, 1, 0));
     const summary = summarize(events, { maxKeys: 10, topN: 5 });

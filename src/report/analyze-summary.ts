@@ -94,6 +94,33 @@ class CappedMap<V> {
   }
 }
 
+/**
+ * Per-table values under a cap like CappedMap's, found by the table name and then the database
+ * and schema: no "db.schema.table" string is built and hashed for every vacuum and analyze report.
+ * The classifiers cut a name at its first and last dot (splitQualifiedName), so database and table
+ * hold no dot and the three names tell tables apart exactly as the joined name does.
+ */
+class TableMap<V> {
+  private readonly byTable = new Map<string, Array<{ database: string; schema: string; value: V }>>();
+  readonly values: V[] = [];
+  otherCount = 0;
+  constructor(private readonly maxKeys: number) {}
+
+  /** The table's value, created with `make` (given the joined name) while under the cap; undefined once over it. */
+  get(name: { database: string; schema: string; table: string }, make: (table: string) => V): V | undefined {
+    let bucket = this.byTable.get(name.table);
+    if (bucket !== undefined) {
+      for (const known of bucket) if (known.database === name.database && known.schema === name.schema) return known.value;
+    }
+    if (this.values.length >= this.maxKeys) return undefined;
+    const value = make(`${name.database}.${name.schema}.${name.table}`);
+    if (bucket === undefined) this.byTable.set(name.table, (bucket = []));
+    bucket.push({ database: name.database, schema: name.schema, value });
+    this.values.push(value);
+    return value;
+  }
+}
+
 class Counter {
   private readonly counts: CappedMap<{ n: number }>;
   constructor(maxKeys: number) {
@@ -137,9 +164,9 @@ export class AnalyzeSummaryBuilder {
   private readonly byLevel: Partial<Record<LogLevel, number>> = {};
   private logEvents = 0;
   private readonly sqlstates: Counter;
-  private readonly vacuums: CappedMap<TableVacuumStats>;
+  private readonly vacuums: TableMap<TableVacuumStats>;
   private vacuumRuns = 0;
-  private readonly analyzes: CappedMap<TableAnalyzeStats>;
+  private readonly analyzes: TableMap<TableAnalyzeStats>;
   private analyzeRuns = 0;
   private readonly conflictReasons: Counter;
   private conflicts = { total: 0, fatal: 0 };
@@ -165,8 +192,8 @@ export class AnalyzeSummaryBuilder {
     this.limits = { ...DEFAULT_LIMITS, ...limits };
     const max = this.limits.maxKeys;
     this.sqlstates = new Counter(max);
-    this.vacuums = new CappedMap(max);
-    this.analyzes = new CappedMap(max);
+    this.vacuums = new TableMap(max);
+    this.analyzes = new TableMap(max);
     this.conflictReasons = new Counter(max);
     this.lockTimeoutRelations = new Counter(max);
     this.lockWaitPhases = new Counter(max);
@@ -255,11 +282,7 @@ export class AnalyzeSummaryBuilder {
   private addVacuum(event: LogEvent<'autovacuum'>): void {
     const d = event.details;
     this.vacuumRuns++;
-    const table = `${d.database}.${d.schema}.${d.table}`;
-    const stats = this.vacuums.get(table, () => ({
-      table, runs: 0, aggressive_runs: 0, wraparound_runs: 0, total_elapsed_s: 0, max_elapsed_s: null,
-      max_dead_not_removable: null, max_removable_cutoff_age_xids: null, tuples_removed: 0,
-    }));
+    const stats = this.vacuums.get(d, newVacuumStats);
     if (!stats) {
       this.vacuums.otherCount++;
       return;
@@ -277,8 +300,7 @@ export class AnalyzeSummaryBuilder {
   private addAnalyze(event: LogEvent<'autoanalyze'>): void {
     const d = event.details;
     this.analyzeRuns++;
-    const table = `${d.database}.${d.schema}.${d.table}`;
-    const stats = this.analyzes.get(table, () => ({ table, runs: 0, total_elapsed_s: 0, max_elapsed_s: null }));
+    const stats = this.analyzes.get(d, newAnalyzeStats);
     if (!stats) {
       this.analyzes.otherCount++;
       return;
@@ -353,8 +375,8 @@ export class AnalyzeSummaryBuilder {
         pending.push({ ...stats });
       }
     }
-    const vacuumTables = [...this.vacuums.map.values()].sort((a, b) => b.total_elapsed_s - a.total_elapsed_s || b.runs - a.runs || (a.table < b.table ? -1 : 1));
-    const analyzeTables = [...this.analyzes.map.values()].sort((a, b) => b.total_elapsed_s - a.total_elapsed_s || b.runs - a.runs || (a.table < b.table ? -1 : 1));
+    const vacuumTables = [...this.vacuums.values].sort((a, b) => b.total_elapsed_s - a.total_elapsed_s || b.runs - a.runs || (a.table < b.table ? -1 : 1));
+    const analyzeTables = [...this.analyzes.values].sort((a, b) => b.total_elapsed_s - a.total_elapsed_s || b.runs - a.runs || (a.table < b.table ? -1 : 1));
     return {
       events: this.events,
       first_ts: this.firstTsMs === null ? null : new Date(this.firstTsMs).toISOString(),
@@ -364,11 +386,11 @@ export class AnalyzeSummaryBuilder {
       errors_by_sqlstate: this.sqlstates.top(top),
       autovacuum: {
         runs: this.vacuumRuns, tables: vacuumTables.slice(0, top).map((t) => ({ ...t, total_elapsed_s: roundMs(t.total_elapsed_s) })),
-        tables_total: this.vacuums.map.size, other_tables_runs: this.vacuums.otherCount,
+        tables_total: this.vacuums.values.length, other_tables_runs: this.vacuums.otherCount,
       },
       autoanalyze: {
         runs: this.analyzeRuns, tables: analyzeTables.slice(0, top).map((t) => ({ ...t, total_elapsed_s: roundMs(t.total_elapsed_s) })),
-        tables_total: this.analyzes.map.size, other_tables_runs: this.analyzes.otherCount,
+        tables_total: this.analyzes.values.length, other_tables_runs: this.analyzes.otherCount,
       },
       recovery_conflicts: { ...this.conflicts, by_reason: this.conflictReasons.top(top) },
       lock_timeouts: { total: this.lockTimeouts, by_relation: this.lockTimeoutRelations.top(top) },
@@ -380,6 +402,17 @@ export class AnalyzeSummaryBuilder {
       busiest_minutes: pending.sort(byBusiest).slice(0, top),
     };
   }
+}
+
+function newVacuumStats(table: string): TableVacuumStats {
+  return {
+    table, runs: 0, aggressive_runs: 0, wraparound_runs: 0, total_elapsed_s: 0, max_elapsed_s: null,
+    max_dead_not_removable: null, max_removable_cutoff_age_xids: null, tuples_removed: 0,
+  };
+}
+
+function newAnalyzeStats(table: string): TableAnalyzeStats {
+  return { table, runs: 0, total_elapsed_s: 0, max_elapsed_s: null };
 }
 
 function byBusiest(a: MinuteStats, b: MinuteStats): number {
