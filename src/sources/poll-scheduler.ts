@@ -376,6 +376,7 @@ export class PollScheduler implements Component {
         c.forget?.(gone);
         this.forgetRuns(`${c.name}\u0000${gone}`);
       }
+      this.forgetDatabaseSeries(gone);
       if (gone !== this.mainDatabase) void this.connections.end(gone);
     }
     for (const added of found.filter((d) => !this.databases.includes(d))) {
@@ -509,6 +510,17 @@ export class PollScheduler implements Component {
     this.runSamples.set(runKey, samples);
     this.latestView = null;
     if (samples.length > 0) this.options.writer.enqueue({ samples });
+  }
+
+  /**
+   * Removes a dropped database's series that server-wide collectors reported (pg_database_size
+   * runs every 5 minutes: its last sample must not outlive the database that long).
+   */
+  private forgetDatabaseSeries(datname: string): void {
+    for (const [runKey, samples] of this.runSamples) {
+      if (samples.some((s) => s.labels.datname === datname)) this.runSamples.set(runKey, samples.filter((s) => s.labels.datname !== datname));
+    }
+    this.latestView = null;
   }
 
   /** Removes from latest the series of the runs whose key starts with prefix. */
