@@ -93,6 +93,9 @@ export const SCHEDULER_METRICS: readonly MetricDef[] = [
   { name: 'pg_postmaster_start_timestamp_seconds', type: 'gauge', help: 'pg_postmaster_start_time(), epoch seconds: a change means a restart.' },
 ];
 
+/** How long a disconnect waits for the old pools to close before reconnecting anyway. */
+const END_CONNECTIONS_WAIT_MS = 2_000;
+
 const PROBE_SQL = `
 SELECT current_setting('server_version_num')::int AS version_num, current_setting('server_version') AS version,
        pg_is_in_recovery() AS in_recovery, current_database() AS datname,
@@ -230,7 +233,7 @@ export class PollScheduler implements Component {
         if (attempt % 10 === 0 || message !== this.currentStatus.lastError) {
           this.options.logger.warn({ target: this.options.target, err: message, attempt: attempt + 1, retryInMs, hint: connectionHint(err) }, 'cannot connect; retrying with backoff');
         }
-        await this.connections.endAll();
+        await this.endAllConnections();
         // Status, then the sleep, in one tick: whoever hears of the failed attempt finds the
         // retry already scheduled on the clock.
         this.emitUp(0);
@@ -239,6 +242,16 @@ export class PollScheduler implements Component {
         await this.options.clock.sleep(retryInMs, this.abort.signal);
       }
     }
+  }
+
+  /**
+   * Closes every pool, but never waits long: pg-pool's end() waits for checked-out clients and
+   * queued requests, and one stuck on a dead socket must not keep the poller from reconnecting
+   * (seen: no reconnect 20 s after a restart of the server). The pools leave the map at once, so
+   * reconnecting opens new ones while the old end in the background.
+   */
+  private endAllConnections(): Promise<void> {
+    return Promise.race([this.connections.endAll(), this.options.clock.sleep(END_CONNECTIONS_WAIT_MS, this.abort.signal)]);
   }
 
   private backoffMs(attempt: number): number {
@@ -362,7 +375,7 @@ export class PollScheduler implements Component {
     for (const c of this.options.collectors) this.forgetRuns(`${c.name}\u0000`);
     this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
     this.emitUp(0);
-    void this.connections.endAll().then(() => {
+    void this.endAllConnections().then(() => {
       if (this.running) this.reconnecting = this.reconnectLoop();
     });
   }
