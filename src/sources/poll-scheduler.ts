@@ -488,8 +488,10 @@ export class PollScheduler implements Component {
           return this.connections.query(pool, sql, params, c.timeoutMs);
         },
       });
-      // Rows from before a disconnect or role change are dropped, not stored late.
+      // Rows from before a disconnect or role change are dropped, not stored late; so are those
+      // of a per-database run that ended after its database was dropped and forgotten.
       if (generation !== this.generation || !this.running) return 0;
+      if (c.scope === 'per-database' && !this.databases.includes(db)) return 0;
       this.accept(runKey, samples);
       if (this.lastErrorCode.delete(runKey)) {
         this.options.logger.info({ target: this.options.target, collector: c.name, database: db }, 'collector recovered');
