@@ -7,23 +7,29 @@
 import type { AutoanalyzeDetails, LogEntry } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { parseRusage, splitQualifiedName } from './fields.js';
-import { emptyUsage, firstLine, forEachLaterLine, LineTable, USAGE_LINES } from './usage-lines.js';
+import { ReportBody } from './report-body.js';
+import { emptyUsage, firstLine, LineTable, USAGE_LINES, type LineParser } from './usage-lines.js';
 
 const LINES = new LineTable<AutoanalyzeDetails>(USAGE_LINES);
+
+/** The parser of a report line after the header. */
+export function analyzeLineParser(line: string): LineParser<AutoanalyzeDetails> | undefined {
+  return LINES.get(line);
+}
+
+const BODY = new ReportBody(analyzeLineParser);
 
 const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/;
 
 export function classifyAutoanalyze(entry: LogEntry, message: string): Classification | null {
   const first = firstLine(message);
   const header = HEADER.exec(first);
-  const name = header?.[1] === undefined ? null : splitQualifiedName(header[1]);
-  if (!header || !name) return null;
+  const qualifiedName = header?.[1];
+  const name = qualifiedName === undefined ? null : splitQualifiedName(qualifiedName);
+  if (!header || !name || qualifiedName === undefined) return null;
   const details: AutoanalyzeDetails = Object.assign(emptyUsage(), { database: name.database, schema: name.schema, table: name.table, unknown_lines: [] });
   // PG 13: the usage is on the header line.
   if (header[2] !== undefined && !parseRusage(header[2], details)) details.unknown_lines.push(first);
-  forEachLaterLine(message, (line) => {
-    const parser = LINES.get(line);
-    if (parser === undefined || !parser(line, details)) details.unknown_lines.push(line);
-  });
+  BODY.read(message, qualifiedName, details, details.unknown_lines);
   return { kind: 'autoanalyze', details, message: first, database: name.database };
 }

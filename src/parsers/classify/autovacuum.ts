@@ -3,31 +3,26 @@
  * The header picks the entry; every continuation line is parsed on its own by a matcher keyed
  * on its leading words, and a line no matcher knows goes to unknown_lines: the report shape
  * changed in every release 13-19 and will change again, so nothing here is all-or-nothing.
+ * (ReportBody reads a report of a shape it has seen with one regex, to the same result.)
  * Manual `VACUUM (VERBOSE)` reports (`finished vacuuming ...`, INFO) are not autovacuum.
  */
 import type { AutovacuumDetails, IndexScanState, LogEntry, UsageFields, VacuumIndexStats } from '../../domain/index.js';
 import type { Classification } from './classification.js';
-import { partTable, readParts, splitQualifiedName, toFloat, toInt } from './fields.js';
-import { emptyUsage, firstLine, forEachLaterLine, LineTable, partsAfter, USAGE_LINES, wholeLine, type LineParser } from './usage-lines.js';
+import { applyShape, escapeRegExp, partTable, readParts, splitQualifiedName, toFloat, toInt } from './fields.js';
+import { ReportBody } from './report-body.js';
+import { emptyUsage, firstLine, lineShape, lineShapesOf, LineTable, partsAfter, USAGE_LINES, wholeLine, type LineParser, type LineShape } from './usage-lines.js';
 
 const HEADER = /^automatic (aggressive )?vacuum (to prevent wraparound )?of table "(.+)": index scans: (\d+)$/;
 
 export function classifyAutovacuum(entry: LogEntry, message: string): Classification | null {
   const first = firstLine(message);
   const header = HEADER.exec(first);
-  const name = header?.[3] === undefined ? null : splitQualifiedName(header[3]);
-  if (!header || !name) return null;
+  const qualifiedName = header?.[3];
+  const name = qualifiedName === undefined ? null : splitQualifiedName(qualifiedName);
+  if (!header || !name || qualifiedName === undefined) return null;
   const details = newDetails(name, header[1] !== undefined, header[2] !== undefined, toInt(header[4]));
-  forEachLaterLine(message, (line) => {
-    if (!parseVacuumLine(line, details)) details.unknown_lines.push(line);
-  });
+  BODY.read(message, qualifiedName, details, details.unknown_lines);
   return { kind: 'autovacuum', details, message: first, database: name.database };
-}
-
-function parseVacuumLine(line: string, d: AutovacuumDetails): boolean {
-  if (line.startsWith('index "')) return parseIndexLine(line, d);
-  const parser = LINES.get(line);
-  return parser !== undefined && parser(line, d);
 }
 
 /**
@@ -105,25 +100,41 @@ const INDEX_PAGES = partTable<VacuumIndexStats>([
 ]);
 
 /** `index "x": pages: N in total, N newly deleted, N currently deleted, N reusable` (14+). */
-function parseIndexLine(line: string, d: AutovacuumDetails): boolean {
-  const end = line.lastIndexOf('": pages: ');
+const INDEX_PAGES_AFTER = '": pages: ';
+
+// The greedy name ends at the last '": pages: ' of the line, as lastIndexOf does: the parts after
+// it hold no quote.
+const indexLineShape = lineShapesOf<VacuumIndexStats, AutovacuumDetails>((parts) =>
+  lineShape(`index "(.*)${escapeRegExp(INDEX_PAGES_AFTER)}${parts.source}`, 1 + parts.groups, (groups, first, into) => {
+    const index = newIndex(groups[first] as string);
+    into.indexes.push(index);
+    applyShape(parts, groups, first + 1, index);
+  }));
+
+function parseIndexLine(line: string, d: AutovacuumDetails): LineShape<AutovacuumDetails> | boolean {
+  const end = line.lastIndexOf(INDEX_PAGES_AFTER);
   if (end < 0) return false;
-  const index: VacuumIndexStats = { name: line.slice('index "'.length, end), pages_total: null, pages_newly_deleted: null, pages_deleted: null, pages_free: null };
+  const index = newIndex(line.slice('index "'.length, end));
   d.indexes.push(index);
-  return readParts(line, end + '": pages: '.length, INDEX_PAGES, index);
+  return readParts(line, end + INDEX_PAGES_AFTER.length, INDEX_PAGES, index) && indexLineShape(INDEX_PAGES.last);
+}
+
+function newIndex(name: string): VacuumIndexStats {
+  return { name, pages_total: null, pages_newly_deleted: null, pages_deleted: null, pages_free: null };
 }
 
 /** `index scan <state>: N pages from table (X% of total) had N dead item identifiers removed` / `have N dead item identifiers`. */
-const INDEX_SCAN = /: (\d+) pages from table \(([\d.]+)% of total\) (?:had (\d+) dead item identifiers removed|have (\d+) dead item identifiers)$/;
-
-function indexScanLine(state: IndexScanState): LineParser<AutovacuumDetails> {
-  return wholeLine(INDEX_SCAN, (g, d) => {
+function indexScanLine(key: string, state: IndexScanState): LineParser<AutovacuumDetails> {
+  const pattern = new RegExp(`^${key}: (\\d+) pages from table \\(([\\d.]+)% of total\\) (?:had (\\d+) dead item identifiers removed|have (\\d+) dead item identifiers)$`);
+  return wholeLine(pattern, (g, d) => {
     d.index_scan = { state, pages: toInt(g[1]), pages_pct: toFloat(g[2]), dead_item_ids: toInt(g[3] ?? g[4]) };
   });
 }
 
-/** `<name>: N, which was|is N XIDs|MXIDs old when operation ended|ahead of previous value` (15+). */
-const XID_AND_AGE = /: (\d+), which (?:was|is) (-?\d+) M?XIDs (?:old when operation ended|ahead of previous value)$/;
+/** `<key>: N, which was|is N XIDs|MXIDs old when operation ended|ahead of previous value` (15+). */
+function xidAndAge(key: string): RegExp {
+  return new RegExp(`^${key}: (\\d+), which (?:was|is) (-?\\d+) M?XIDs (?:old when operation ended|ahead of previous value)$`);
+}
 
 const PAGES = partTable<AutovacuumDetails>([
   ['{int} removed', (v, d) => (d.pages_removed = v[0] ?? null)],
@@ -157,15 +168,15 @@ const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map
     d.tuples_missed_dead_pages = toInt(g[2]);
   })],
   // PG 15+.
-  ['removable cutoff', wholeLine(XID_AND_AGE, (g, d) => {
+  ['removable cutoff', wholeLine(xidAndAge('removable cutoff'), (g, d) => {
     d.removable_cutoff_xid = toInt(g[1]);
     d.removable_cutoff_age_xids = toInt(g[2]);
   })],
-  ['new relfrozenxid', wholeLine(XID_AND_AGE, (g, d) => {
+  ['new relfrozenxid', wholeLine(xidAndAge('new relfrozenxid'), (g, d) => {
     d.new_relfrozenxid = toInt(g[1]);
     d.new_relfrozenxid_advance_xids = toInt(g[2]);
   })],
-  ['new relminmxid', wholeLine(XID_AND_AGE, (g, d) => {
+  ['new relminmxid', wholeLine(xidAndAge('new relminmxid'), (g, d) => {
     d.new_relminmxid = toInt(g[1]);
     d.new_relminmxid_advance_mxids = toInt(g[2]);
   })],
@@ -181,10 +192,10 @@ const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map
     d.vm_pages_all_frozen = toInt(g[2]);
     d.vm_pages_were_all_visible = toInt(g[3]);
   })],
-  ['index scan needed', indexScanLine('needed')],
-  ['index scan not needed', indexScanLine('not_needed')],
-  ['index scan bypassed', indexScanLine('bypassed')],
-  ['index scan bypassed by failsafe', indexScanLine('bypassed_by_failsafe')],
+  ['index scan needed', indexScanLine('index scan needed', 'needed')],
+  ['index scan not needed', indexScanLine('index scan not needed', 'not_needed')],
+  ['index scan bypassed', indexScanLine('index scan bypassed', 'bypassed')],
+  ['index scan bypassed by failsafe', indexScanLine('index scan bypassed by failsafe', 'bypassed_by_failsafe')],
   // PG 19+: "in total" sums all index-vacuum passes; the cleanup line has no "in total".
   ['parallel workers', wholeLine(/^parallel workers: index (vacuum|cleanup): (\d+) planned, (\d+) launched( in total)?$/, (g, d) => {
     if (g[1] === 'vacuum') {
@@ -205,3 +216,10 @@ const VACUUM_LINES: ReadonlyMap<string, LineParser<AutovacuumDetails>> = new Map
 
 /** Vacuum's own lines and the usage lines in one table (one lookup per line); vacuum's win a clash. */
 const LINES = new LineTable<AutovacuumDetails>(new Map([...USAGE_LINES, ...VACUUM_LINES]));
+
+/** The parser of a report line after the header. */
+export function vacuumLineParser(line: string): LineParser<AutovacuumDetails> | undefined {
+  return line.startsWith('index "') ? parseIndexLine : LINES.get(line);
+}
+
+const BODY = new ReportBody(vacuumLineParser);

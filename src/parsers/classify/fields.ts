@@ -47,6 +47,10 @@ function plainDecimal(text: string): number {
   return mantissa / (POWERS_OF_TEN[length - dot - 1] as number);
 }
 
+export function escapeRegExp(text: string): string {
+  return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+}
+
 /** "60001, 60002" -> [60001, 60002]; "" -> []; null when any item is not a PID. */
 export function pidList(text: string): number[] | null {
   const trimmed = text.trim();
@@ -110,8 +114,15 @@ interface CompiledPart<T> {
 }
 
 /** A line's parts as the templates that read them, in order, and the regex of that line. */
-interface Shape<T> {
+export interface Shape<T> {
   regex: RegExp;
+  /**
+   * The parts as a regex source without anchors, for a regex over several lines: a part's end
+   * is ", " or the end of its line, not of the text.
+   */
+  source: string;
+  /** Capture groups in `source`: one per slot. */
+  groups: number;
   parts: readonly CompiledPart<T>[];
 }
 
@@ -122,7 +133,7 @@ export interface PartTable<T> {
   readonly onePart: RegExp;
   /** Line regexes by the templates of their parts ("0,1,3"), made when a line of that shape is first read. */
   readonly shapes: Map<string, Shape<T>>;
-  /** The shape of the last line read whole: tried first on the next line. */
+  /** The shape of the last line read whole (null when it has none): tried first on the next line. */
   last: Shape<T> | null;
 }
 
@@ -150,7 +161,7 @@ export function partTable<T>(specs: readonly PartSpec<T>[]): PartTable<T> {
         plain += pattern;
         capturing += `(${pattern})`;
       } else {
-        const literal = piece.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+        const literal = escapeRegExp(piece);
         plain += literal;
         capturing += literal;
       }
@@ -179,15 +190,20 @@ export function readParts<T>(text: string, start: number, table: PartTable<T>, i
     regex.lastIndex = start;
     const groups = regex.exec(text);
     if (groups !== null) {
-      let group = 1;
-      for (const part of shape.parts) {
-        for (let i = 0; i < part.slots.length; i++) partValues[i] = readSlot(groups[group++], part.slots[i]!.dec);
-        part.apply(partValues, into);
-      }
+      applyShape(shape, groups, 1, into);
       return true;
     }
   }
   return readPartByPart(text, start, table, into);
+}
+
+/** Applies a match of `shape`'s source whose first group is groups[first]. */
+export function applyShape<T>(shape: Shape<T>, groups: RegExpExecArray, first: number, into: T): void {
+  let group = first;
+  for (const part of shape.parts) {
+    for (let i = 0; i < part.slots.length; i++) partValues[i] = readSlot(groups[group++], part.slots[i]!.dec);
+    part.apply(partValues, into);
+  }
 }
 
 function readSlot(text: string | undefined, dec: boolean): number | null {
@@ -229,12 +245,14 @@ function shapeOf<T>(table: PartTable<T>, parts: readonly CompiledPart<T>[]): Sha
   let shape = table.shapes.get(key);
   if (shape === undefined) {
     if (table.shapes.size >= MAX_SHAPES) return null;
+    // (?![^\n]): the end of the line, which is the end of the text when the line is read alone.
     const source = parts.map((part) => {
       const earlier = table.parts.slice(0, table.parts.indexOf(part)).map((p) => p.plain);
-      const guard = earlier.length === 0 ? '' : `(?!(?:${earlier.join('|')})(?:, |$))`;
+      const guard = earlier.length === 0 ? '' : `(?!(?:${earlier.join('|')})(?:, |(?![^\\n])))`;
       return guard + part.capturing;
     }).join(', ');
-    shape = { regex: new RegExp(`${source}$`, 'y'), parts };
+    const groups = parts.reduce((sum, part) => sum + part.slots.length, 0);
+    shape = { regex: new RegExp(`${source}$`, 'y'), source, groups, parts };
     table.shapes.set(key, shape);
   }
   return shape;
@@ -257,7 +275,8 @@ export interface RusageFields {
   elapsed_s: number | null;
 }
 
-const RUSAGE = partTable<RusageFields>([
+/** The parts of pg_rusage_show(): `CPU: user: 3.21 s, system: 1.02 s, elapsed: 22.03 s`. */
+export const RUSAGE_PARTS = partTable<RusageFields>([
   ['CPU: user: {dec} s', (v, r) => (r.cpu_user_s = v[0] ?? null)],
   ['system: {dec} s', (v, r) => (r.cpu_system_s = v[0] ?? null)],
   ['elapsed: {dec} s', (v, r) => (r.elapsed_s = v[0] ?? null)],
@@ -265,7 +284,7 @@ const RUSAGE = partTable<RusageFields>([
 
 /** `CPU: user: 3.21 s, system: 1.02 s, elapsed: 22.03 s` (pg_rusage_show, 13-19), read from `start`. */
 export function parseRusage(text: string, into: RusageFields, start = 0): boolean {
-  return readParts(text, start, RUSAGE, into);
+  return readParts(text, start, RUSAGE_PARTS, into);
 }
 
 /**

@@ -4,7 +4,7 @@
  * added by a new release leaves the known parts parsed (the line is still reported unknown).
  */
 import type { UsageFields } from '../../domain/index.js';
-import { parseRusage, partTable, readParts, toFloat, type PartTable } from './fields.js';
+import { applyShape, escapeRegExp, partTable, readParts, RUSAGE_PARTS, toFloat, type PartTable, type Shape } from './fields.js';
 
 export function emptyUsage(): UsageFields {
   return {
@@ -27,21 +27,81 @@ export function emptyUsage(): UsageFields {
   };
 }
 
-/** Parses one line into `into`; true when the whole line was recognised. Keyed by the text before the first colon. */
-export type LineParser<T> = (line: string, into: T) => boolean;
+/**
+ * What reads a line like one just parsed, as one piece of a regex over a whole report (see
+ * ReportBody): the line's regex source and how its groups fill the fields.
+ */
+export interface LineShape<T> {
+  /** Tells shapes apart in a report's key. */
+  readonly id: number;
+  /** The whole line, without anchors; the line is never read past its end (no "\n" can match). */
+  readonly source: string;
+  /** Capture groups in `source`. */
+  readonly groups: number;
+  /** Fills `into` from a match whose groups for this line start at groups[first]. */
+  readonly apply: (groups: RegExpExecArray, first: number, into: T) => void;
+}
 
-/** A LineParser for a line read by one pattern; nothing is set when it does not match. */
-export function wholeLine<T>(pattern: RegExp, apply: (groups: RegExpExecArray, into: T) => void): LineParser<T> {
+let nextShapeId = 0;
+
+export function lineShape<T>(source: string, groups: number, apply: LineShape<T>['apply']): LineShape<T> {
+  return { id: nextShapeId++, source, groups, apply };
+}
+
+/**
+ * Parses one line into `into`, keyed by the text before the first colon. Returns false when the
+ * line was not recognised whole (the parts it knew are still applied), else the line's shape, or
+ * true when it has none (a line of an unusual form).
+ */
+export type LineParser<T> = (line: string, into: T) => LineShape<T> | boolean;
+
+/**
+ * A LineParser for a line read by one pattern, anchored at both ends; nothing is set when it does
+ * not match. `apply` reads groups 1, 2, ... as exec() numbers them.
+ */
+export function wholeLine<T>(pattern: RegExp, apply: (groups: readonly (string | undefined)[], into: T) => void): LineParser<T> {
+  const { source } = pattern;
+  if (!source.startsWith('^') || !source.endsWith('$')) throw new Error(`line pattern /${source}/ must be anchored at both ends`);
+  const groups = new RegExp(`${source}|`).exec('')!.length - 1;
+  // In a report's match the line's groups start further on: copied to where apply expects them.
+  const window: (string | undefined)[] = [];
+  const shape = lineShape<T>(source.slice(1, -1), groups, (match, first, into) => {
+    for (let i = 1; i <= groups; i++) window[i] = match[first + i - 1];
+    apply(window, into);
+  });
   return (line, into) => {
-    const groups = pattern.exec(line);
-    if (groups) apply(groups, into);
-    return groups !== null;
+    const match = pattern.exec(line);
+    if (match === null) return false;
+    apply(match, into);
+    return shape;
   };
 }
 
-/** A LineParser reading the parts after `prefix` (not checked: the line key chose the parser) with `table`. */
+/**
+ * A LineParser reading the parts after `prefix` (not checked: the line key chose the parser) with
+ * `table`; its shapes are the table's line shapes behind the prefix.
+ */
 export function partsAfter<T>(prefix: string, table: PartTable<T>): LineParser<T> {
-  return (line, into) => readParts(line, prefix.length, table, into);
+  const prefixSource = escapeRegExp(prefix);
+  const shapeOf = lineShapesOf<T, T>((parts) => lineShape(prefixSource + parts.source, parts.groups, (match, first, into) => applyShape(parts, match, first, into)));
+  return (line, into) => readParts(line, prefix.length, table, into) && shapeOf(table.last);
+}
+
+/**
+ * The line shape of a line read with a part table, by the shape of its parts (the table's
+ * `last` after the read; null: true, read without a shape), each made once.
+ */
+export function lineShapesOf<P, T>(make: (parts: Shape<P>) => LineShape<T>): (parts: Shape<P> | null) => LineShape<T> | true {
+  const shapes = new Map<Shape<P>, LineShape<T>>();
+  return (parts) => {
+    if (parts === null) return true;
+    let shape = shapes.get(parts);
+    if (shape === undefined) {
+      shape = make(parts);
+      shapes.set(parts, shape);
+    }
+    return shape;
+  };
 }
 
 const IO_TIMINGS = partTable<UsageFields>([
@@ -79,7 +139,7 @@ export const USAGE_LINES: ReadonlyMap<string, LineParser<UsageFields>> = new Map
   ['avg read rate', partsAfter('', RATES)],
   ['buffer usage', partsAfter('buffer usage: ', BUFFERS)],
   ['WAL usage', partsAfter('WAL usage: ', WAL)],
-  ['system usage', (line, u) => parseRusage(line, u, 'system usage: '.length)],
+  ['system usage', partsAfter('system usage: ', RUSAGE_PARTS)],
 ]);
 
 /** The first line of a report: the header (the whole message when it has one line). */
