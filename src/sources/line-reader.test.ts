@@ -48,6 +48,22 @@ describe('LineSplitter', () => {
     }
   });
 
+  it('gives exact lines and offsets in chunks of many ASCII slabs: long, empty and CRLF lines at any place', () => {
+    let seed = 5;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const lengths = [0, 1, 12, 13, 80, 4095, 4096, 4097, 9000];
+    const lines = Array.from({ length: 400 }, (_, i) => `${i}:${'x'.repeat(lengths[next(lengths.length)]!)}${next(5) === 0 ? '\r' : ''}`);
+    const input = Buffer.from(`${lines.join('\n')}\n`);
+    const expected = reference(input).map(({ text, offset }) => ({ text: text.endsWith('\r') ? text.slice(0, -1) : text, offset }));
+    for (const cuts of [[], [65_536, 131_072, 196_608], Array.from({ length: 20 }, () => next(input.length)).sort((a, b) => a - b)]) {
+      const { lines: got } = split(input, cuts, { maxLineBytes: 1 << 20 });
+      expect(got.map(({ text, offset }) => ({ text, offset }))).toEqual(expected);
+    }
+  });
+
   it('never emits a partial last line until end() is called', () => {
     const { lines, afterEnd, splitter } = split(ascii, [5]);
     expect(lines.at(-1)?.text).toBe('fourth after an empty one');
