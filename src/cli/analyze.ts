@@ -132,6 +132,7 @@ export function eventJson(event: AnyLogEvent): Record<string, unknown> {
 
 /** Files sorted by the timestamp of their first event; files without one keep their place at the end. */
 async function orderByFirstTimestamp(files: string[], settings: ParserSettings, log: Logger): Promise<string[]> {
+  if (files.length < 2) return files;
   // One file at a time: a thousand rotated files must not mean a thousand open descriptors.
   const firsts: Array<{ file: string; index: number; first: number | null }> = [];
   for (const [index, file] of files.entries()) firsts.push({ file, index, first: await firstTimestamp(file, settings, log) });
