@@ -29,9 +29,6 @@ export interface AnalyzeReport {
 export function renderAnalyzeText(report: AnalyzeReport): string {
   const s = report.summary;
   const out: string[] = [];
-  const section = (title: string, lines: string[]): void => {
-    if (lines.length > 0) out.push('', title, ...lines.map((l) => `  ${l}`));
-  };
 
   out.push(`pgvigil analyze: ${report.files.length} file(s), ${count(report.lines)} lines, ${count(report.entries)} entries, ${count(s.events)} events`);
   if (s.first_ts) out.push(`from ${s.first_ts} to ${s.last_ts}`);
@@ -43,7 +40,7 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
   out.push(...renderSummarySections(s));
 
   const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);
-  section(`Lines not understood (${count(report.unparsed_lines)})`, [
+  pushSection(out, `Lines not understood (${count(report.unparsed_lines)})`, [
     ...reasons.map(([reason, n]) => `${pad(reason, 28)} ${count(n)}`),
     ...report.unparsed_examples.slice(0, 5).map((e) => `e.g. ${e.file}:${e.line ?? `@${e.offset}`}: ${e.text.slice(0, 160)}`),
   ].filter(() => report.unparsed_lines > 0));
@@ -54,25 +51,22 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
 /** The summary's sections as text lines (each section: a blank line, a title, indented rows). */
 export function renderSummarySections(s: AnalyzeSummary): string[] {
   const out: string[] = [];
-  const section = (title: string, lines: string[]): void => {
-    if (lines.length > 0) out.push('', title, ...lines.map((l) => `  ${l}`));
-  };
   const tableWidth = Math.max(40, ...s.autovacuum.tables.map((t) => t.table.length), ...s.autoanalyze.tables.map((t) => t.table.length));
   const kinds = Object.entries(s.events_by_kind).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
-  section('Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
+  pushSection(out, 'Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
 
-  section(`Autovacuum (${count(s.autovacuum.runs)} runs on ${count(s.autovacuum.tables_total)} tables)`, s.autovacuum.tables.length === 0 ? [] : [
+  pushSection(out, `Autovacuum (${count(s.autovacuum.runs)} runs on ${count(s.autovacuum.tables_total)} tables)`, s.autovacuum.tables.length === 0 ? [] : [
     `${pad('table', tableWidth)} ${lpad('runs', 6)} ${lpad('total s', 10)} ${lpad('max s', 9)} ${lpad('max dead not removable', 22)} ${lpad('max cutoff age', 14)}`,
     ...s.autovacuum.tables.map((t) =>
       `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} ${lpad(t.total_elapsed_s.toFixed(2), 10)} ${lpad(num(t.max_elapsed_s), 9)} ${lpad(num(t.max_dead_not_removable), 22)} ${lpad(num(t.max_removable_cutoff_age_xids), 14)}`),
     ...(s.autovacuum.other_tables_runs > 0 ? [`(${count(s.autovacuum.other_tables_runs)} runs on further tables not itemised)`] : []),
   ]);
-  section(`Autoanalyze (${count(s.autoanalyze.runs)} runs on ${count(s.autoanalyze.tables_total)} tables)`, s.autoanalyze.tables.map((t) =>
+  pushSection(out, `Autoanalyze (${count(s.autoanalyze.runs)} runs on ${count(s.autoanalyze.tables_total)} tables)`, s.autoanalyze.tables.map((t) =>
     `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} runs, ${t.total_elapsed_s.toFixed(2)} s total, max ${num(t.max_elapsed_s)} s`));
 
-  section(`Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
-  section(`Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
-  section(`Lock waits logged (${count(s.lock_waits.total)}, longest ${num(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
+  pushSection(out, `Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
+  pushSection(out, `Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
+  pushSection(out, `Lock waits logged (${count(s.lock_waits.total)}, longest ${num(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
   const incidents = [
     s.deadlocks > 0 ? `deadlocks: ${count(s.deadlocks)}` : '',
     s.server_crashes > 0 ? `server process crashes: ${count(s.server_crashes)}` : '',
@@ -80,12 +74,17 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
     s.checkpoints.too_frequent > 0 ? `checkpoints too frequent: ${count(s.checkpoints.too_frequent)}` : '',
     s.temp_files.count > 0 ? `temporary files: ${count(s.temp_files.count)}, ${mb(s.temp_files.total_bytes)} total, largest ${mb(s.temp_files.max_bytes ?? 0)}` : '',
   ].filter(Boolean);
-  section('Other incidents', incidents);
-  section('Errors by SQLSTATE', ranked(s.errors_by_sqlstate));
-  section('Busiest minutes', s.busiest_minutes.map((m) =>
+  pushSection(out, 'Other incidents', incidents);
+  pushSection(out, 'Errors by SQLSTATE', ranked(s.errors_by_sqlstate));
+  pushSection(out, 'Busiest minutes', s.busiest_minutes.map((m) =>
     `${m.minute}  ${lpad(count(m.events), 9)} events, ${count(m.notable)} notable, ${count(m.errors)} errors`));
 
   return out;
+}
+
+/** A section of the text: a blank line, the title, the rows indented; nothing when it has no rows. */
+function pushSection(out: string[], title: string, rows: string[]): void {
+  if (rows.length > 0) out.push('', title, ...rows.map((row) => `  ${row}`));
 }
 
 function ranked(rows: Ranked[]): string[] {
