@@ -2,6 +2,7 @@
  * Small readers for the fields PostgreSQL prints inside messages. All return null (or false)
  * for text they do not recognise: a classifier never throws on odd input.
  */
+import { templateItems, templatesOverlap } from './template-overlap.js';
 
 /** An LSN as PostgreSQL prints it: `%X/%X` (13-18) or `%X/%08X` (19). */
 export const LSN_PATTERN = '[0-9A-F]+/[0-9A-F]+';
@@ -110,6 +111,8 @@ interface CompiledPart<T> {
   group: number;
   /** In `onePart`: each slot's group, and whether it is a {dec}. */
   slots: ReadonlyArray<{ group: number; dec: boolean }>;
+  /** The templates before this one in the table that can match a part this one matches. */
+  overlapped: readonly CompiledPart<T>[];
   apply: PartSpec<T>[1];
 }
 
@@ -167,8 +170,10 @@ export function partTable<T>(specs: readonly PartSpec<T>[]): PartTable<T> {
       }
     }
     alternatives.push(ownGroup === 0 ? capturing : `(${capturing})`);
-    return { capturing, plain, group: ownGroup === 0 ? slots[0]!.group : ownGroup, slots, apply };
+    return { capturing, plain, group: ownGroup === 0 ? slots[0]!.group : ownGroup, slots, overlapped: [], apply };
   });
+  const items = specs.map(([template]) => templateItems(template));
+  parts.forEach((part, i) => (part.overlapped = parts.slice(0, i).filter((_, j) => templatesOverlap(items[j]!, items[i]!))));
   return { parts, onePart: new RegExp(`(?:${alternatives.join('|')})(?:, |$)`, 'y'), shapes: new Map(), last: null };
 }
 
@@ -179,9 +184,10 @@ const partValues: (number | null)[] = [];
  * part goes to the first template that matches it whole. True when every part was recognised.
  *
  * A report line has the parts of the one before it, so the line is first read whole by the regex
- * of that shape: each part's template, behind a lookahead that no template before it in the table
- * matches the part (so it is still the first that matches). One exec, and groups for the figures
- * only; a line of another shape is read part by part, and its shape kept for the next line.
+ * of that shape: each part's template, behind a lookahead that no earlier template of the table
+ * that can match the same text matches the part (so it is still the first that matches). One
+ * exec, and groups for the figures only; a line of another shape is read part by part, and its
+ * shape kept for the next line.
  */
 export function readParts<T>(text: string, start: number, table: PartTable<T>, into: T): boolean {
   const shape = table.last;
@@ -247,7 +253,7 @@ function shapeOf<T>(table: PartTable<T>, parts: readonly CompiledPart<T>[]): Sha
     if (table.shapes.size >= MAX_SHAPES) return null;
     // (?![^\n]): the end of the line, which is the end of the text when the line is read alone.
     const source = parts.map((part) => {
-      const earlier = table.parts.slice(0, table.parts.indexOf(part)).map((p) => p.plain);
+      const earlier = part.overlapped.map((p) => p.plain);
       const guard = earlier.length === 0 ? '' : `(?!(?:${earlier.join('|')})(?:, |(?![^\\n])))`;
       return guard + part.capturing;
     }).join(', ');

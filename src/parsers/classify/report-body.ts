@@ -55,7 +55,10 @@ export class ReportBody<T> {
           line.apply(groups, first, into);
           first += line.groups;
         }
-        if (i > 0) recent.unshift(...recent.splice(i, 1));
+        if (i > 0) {
+          recent.copyWithin(1, 0, i);
+          recent[0] = shape;
+        }
         this.reads.shaped++;
         return;
       }
