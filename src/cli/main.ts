@@ -1,17 +1,17 @@
 /**
  * CLI entry: parses arguments with commander and dispatches to a subcommand. Returns the exit
  * code (src/cli/exit-codes.ts) instead of calling process.exit, so tests can call it.
+ *
+ * The daemon's and check's modules (HTTP server, PostgreSQL client, config schema, rules) load
+ * when their command runs: `pgvigil analyze` on a small file would otherwise spend most of its
+ * time loading them.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
-import { loadConfig, type ConfigOverrides } from '../config/load-config.js';
-import { createLogger } from '../lib/logger.js';
+import type { ConfigOverrides } from '../config/load-config.js';
 import { analyzeCommand } from './analyze.js';
-import { runChecks } from './check.js';
 import { reportCommand } from './report.js';
-import { checkExitCode, formatCheckResults } from './check-results.js';
 import { EXIT } from './exit-codes.js';
-import { runDaemon } from './run.js';
 
 interface ConfigFlags {
   config?: string;
@@ -32,7 +32,8 @@ function addConfigFlags(command: Command): Command {
     .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']));
 }
 
-function configFrom(flags: ConfigFlags) {
+async function configFrom(flags: ConfigFlags) {
+  const { loadConfig } = await import('../config/load-config.js');
   const overrides: ConfigOverrides = { dsn: flags.dsn, log: flags.log, db: flags.db, listen: flags.listen, log_level: flags.logLevel };
   return loadConfig({ file: flags.config ?? null, flags: overrides });
 }
@@ -46,14 +47,17 @@ export function buildCli(setExitCode: (code: number) => void): Command {
 
   addConfigFlags(program.command('run').description('run the daemon: tail the log, poll statistics, fire rules, serve /metrics')).action(
     async (flags: ConfigFlags) => {
-      const config = configFrom(flags);
+      const config = await configFrom(flags);
+      const [{ runDaemon }, { createLogger }] = await Promise.all([import('./run.js'), import('../lib/logger.js')]);
       setExitCode(await runDaemon(config, createLogger(config.logLevel)));
     },
   );
 
   addConfigFlags(program.command('check').description('validate the config and every connection, one line per aspect with a hint')).action(
     async (flags: ConfigFlags) => {
-      const results = await runChecks(configFrom(flags));
+      const config = await configFrom(flags);
+      const [{ runChecks }, { checkExitCode, formatCheckResults }] = await Promise.all([import('./check.js'), import('./check-results.js')]);
+      const results = await runChecks(config);
       process.stdout.write(`${formatCheckResults(results)}\n`);
       setExitCode(checkExitCode(results));
     },

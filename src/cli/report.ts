@@ -4,9 +4,6 @@
  */
 import { Command } from 'commander';
 import { DateTime } from 'luxon';
-import { openStore, StoreError } from '../store/open-store.js';
-import { StoreQueries } from '../store/queries.js';
-import { buildIncidentReport, renderIncidentReportText } from '../report/incident-report.js';
 import { EXIT } from './exit-codes.js';
 
 interface ReportFlags {
@@ -37,18 +34,22 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
     .option('--to <time>', 'end: ISO 8601 time, a duration ago, or now', 'now')
     .option('--target <name>', 'only this target')
     .option('--json', 'print the report as one JSON document')
-    .action((flags: ReportFlags) => {
-      setExitCode(runReport(flags, Date.now()));
+    .action(async (flags: ReportFlags) => {
+      setExitCode(await runReport(flags, Date.now()));
     });
 }
 
-export function runReport(flags: ReportFlags, nowMs: number): number {
+export async function runReport(flags: ReportFlags, nowMs: number): Promise<number> {
   const fromMs = parseReportTime(flags.from, nowMs);
   const toMs = parseReportTime(flags.to, nowMs);
   if (fromMs === null || toMs === null || fromMs > toMs) {
     process.stderr.write(`pgvigil report: --from ${JSON.stringify(flags.from)} / --to ${JSON.stringify(flags.to)}: give ISO 8601 times or durations ago (6h, 30m, 2d), from before to\n`);
     return EXIT.USAGE;
   }
+  // Loaded here, not with the CLI: SQLite's native addon is start-up every other command would pay.
+  const [{ openStore, StoreError }, { StoreQueries }, { buildIncidentReport, renderIncidentReportText }] = await Promise.all([
+    import('../store/open-store.js'), import('../store/queries.js'), import('../report/incident-report.js'),
+  ]);
   let db;
   try {
     db = openStore(flags.db, { readonly: true });
