@@ -13,12 +13,15 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
 import { programCommand } from './lib/compile.js';
 import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
 const PGBADGER = '/usr/bin/pgbadger';
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const PGVIGIL_BIN = path.join(ROOT, 'bin', 'pgvigil.js');
 const MB = 1024 * 1024;
 
 interface Program {
@@ -46,6 +49,11 @@ function envNumber(name: string, fallback: number): number {
 function nodeProgram(name: string, program: string, file: string, env?: NodeJS.ProcessEnv): Program {
   const [node, ...args] = programCommand(program, say);
   return { name, file, bytes: statSync(file).size, command: [node!, [...args, file]], env };
+}
+
+/** `pgvigil analyze --json FILE` as a user runs it: the shipped launcher and dist/ (built by run()). */
+function analyzeProgram(name: string, file: string): Program {
+  return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', file]] };
 }
 
 function say(msg: string): void {
@@ -122,15 +130,18 @@ async function run(): Promise<void> {
     say,
   });
   const runs = envNumber('BENCH_RUNS', 3);
+  // dist/ must be the code under test, not what the last install built.
+  say('building dist/ (npm run build)');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   const badgerMb = envNumber('BENCH_PGBADGER_MB', 64);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-parse-'));
   try {
     const programs = {
-      analyze: nodeProgram('pgvigil analyze --json (mixed)', 'analyze', corpus.mixed),
+      analyze: analyzeProgram('pgvigil analyze --json (mixed)', corpus.mixed),
       bare: nodeProgram('bare Node loop (mixed)', 'bare-loop', corpus.mixed),
       ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
       ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
-      analyzeAv: nodeProgram('pgvigil analyze --json (autovacuum)', 'analyze', corpus.autovacuum),
+      analyzeAv: analyzeProgram('pgvigil analyze --json (autovacuum)', corpus.autovacuum),
       badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
       badgerAv: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(corpus.autovacuum, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null,
     };
