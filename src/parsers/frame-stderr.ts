@@ -77,8 +77,11 @@ export class StderrFramer implements Framer {
    */
   private readonly queue: (OpenEntry | undefined)[] = [];
   private head = 0;
-  /** The open (incomplete) entry of each pid. */
-  private readonly openByPid = new Map<number, OpenEntry>();
+  /**
+   * The open (incomplete) entry of each pid, in a slot per process that stays while the process
+   * keeps logging: a busy process's next entry replaces its last one without a Map write.
+   */
+  private readonly openByPid = new Map<number, { open: OpenEntry }>();
   /** The entry the previous line went to: a tab-indented line continues it. */
   private current: OpenEntry | null = null;
   private seq = 0;
@@ -174,16 +177,20 @@ export class StderrFramer implements Framer {
       source: sourceOf(this.file, line),
     };
     const key = pid ?? -1;
-    const previous = this.openByPid.get(key);
-    if (previous !== undefined) previous.complete = true;
     const open: OpenEntry = { entry, key, field: 'message', lastSeq: this.seq, complete: false };
-    this.openByPid.set(key, open);
+    const slot = this.openByPid.get(key);
+    if (slot === undefined) {
+      this.openByPid.set(key, { open });
+    } else {
+      slot.open.complete = true;
+      slot.open = open;
+    }
     this.queue.push(open);
     this.current = open;
   }
 
   private addField(field: TextField | null, pid: number | null, content: string, line: PhysicalLine, text: string): void {
-    const target = this.openByPid.get(pid ?? -1);
+    const target = this.openByPid.get(pid ?? -1)?.open;
     if (target === undefined) return this.unparsed('orphan_field', line, text);
     target.lastSeq = this.seq;
     target.field = field;
@@ -194,7 +201,7 @@ export class StderrFramer implements Framer {
   }
 
   private continueEntry(content: string, separator: string, line: PhysicalLine, text: string, header: SyslogHeader | null): void {
-    const target = header !== null ? this.openByPid.get(header.pid) : this.current;
+    const target = header !== null ? this.openByPid.get(header.pid)?.open : this.current;
     if (target === undefined || target === null) return this.unparsed('orphan_continuation', line, text);
     target.lastSeq = this.seq;
     this.current = target;
@@ -247,8 +254,8 @@ export class StderrFramer implements Framer {
     while (this.head < queue.length) {
       const open = queue[this.head] as OpenEntry;
       if (!all && !open.complete && this.seq - open.lastSeq <= this.windowLines) break;
-      // A complete entry was replaced in openByPid when its process started the next one.
-      if (!open.complete && this.openByPid.get(open.key) === open) this.openByPid.delete(open.key);
+      // A complete entry was replaced in its slot when its process started the next one.
+      if (!open.complete && this.openByPid.get(open.key)?.open === open) this.openByPid.delete(open.key);
       if (this.current === open) this.current = null;
       (out ??= []).push(open.entry);
       queue[this.head++] = undefined;
