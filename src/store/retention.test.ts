@@ -1,29 +1,46 @@
-import { describe, expect, it } from 'vitest';
-import { openStore } from './open-store.js';
-import { applyRetention } from './retention.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../test/helpers/manual-clock.js';
+import { openStore, type Db } from './open-store.js';
+import { applyRetention, RetentionJob } from './retention.js';
 
 const DAY_MS = 86_400_000;
 const NOW_MS = Date.UTC(2026, 10, 30);
 
-function storeWithDays(days: number, rowsPerDay: number) {
-  const db = openStore(':memory:');
+/** A store with one series, so samples can be added. */
+function seededStore(file = ':memory:'): Db {
+  const db = openStore(file);
   db.prepare("INSERT INTO series (id, target, name, labels) VALUES (1, 't', 'x', '[]')").run();
+  return db;
+}
+
+/** One event and one sample at each timestamp. */
+function insertRows(db: Db, timestampsMs: number[]): void {
   const event = db.prepare(`INSERT INTO events (target, ts_ms, kind, level, message, details, source_file, source_offset)
     VALUES ('t', ?, 'generic', 'LOG', ?, '{}', 'f', 0)`);
   const sample = db.prepare('INSERT INTO samples (series_id, ts_ms, value) VALUES (1, ?, 1)');
   db.transaction(() => {
-    for (let d = 0; d < days; d++) {
-      for (let i = 0; i < rowsPerDay; i++) {
-        const ts = NOW_MS - d * DAY_MS + i * 1000;
-        event.run(ts, 'x'.repeat(200));
-        sample.run(ts);
-      }
+    for (const ts of timestampsMs) {
+      event.run(ts, 'x'.repeat(200));
+      sample.run(ts);
     }
   })();
+}
+
+function storeWithDays(days: number, rowsPerDay: number): Db {
+  const db = seededStore();
+  const timestampsMs: number[] = [];
+  for (let d = 0; d < days; d++) {
+    for (let i = 0; i < rowsPerDay; i++) timestampsMs.push(NOW_MS - d * DAY_MS + i * 1000);
+  }
+  insertRows(db, timestampsMs);
   return db;
 }
 
-const count = (db: ReturnType<typeof openStore>, table: string) =>
+const count = (db: Db, table: string) =>
   (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 describe('applyRetention', () => {
@@ -45,5 +62,127 @@ describe('applyRetention', () => {
     const newest = (db.prepare('SELECT max(ts_ms) AS ts FROM events').get() as { ts: number }).ts;
     expect(newest).toBe(NOW_MS + 499_000);
     expect(NOW_MS - oldest).toBeLessThan(9 * DAY_MS);
+  });
+});
+
+describe('RetentionJob', () => {
+  const MINUTE_MS = 60_000;
+  const HOUR_MS = 60 * MINUTE_MS;
+  const INTERVAL_MS = 10 * MINUTE_MS;
+  const policy = { maxAgeMs: HOUR_MS, maxSizeBytes: 1e12 };
+  const dir = mkdtempSync(join(tmpdir(), 'pgvigil-retention-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A real pino logger (as app.ts passes) whose JSON lines the test reads back. */
+  function recordingLog() {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'info', base: null, timestamp: false }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    return { log, lines };
+  }
+
+  /** Timestamps still stored, checked to be the same in events and samples. */
+  function storedMs(db: Db): number[] {
+    const events = db.prepare('SELECT ts_ms FROM events ORDER BY ts_ms').pluck().all() as number[];
+    expect(db.prepare('SELECT ts_ms FROM samples ORDER BY ts_ms').pluck().all()).toEqual(events);
+    return events;
+  }
+
+  it('runs when started, then every intervalMs and not before, deleting what is older than maxAgeMs at that moment', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const db = seededStore();
+    const agesOutAt = (runMs: number) => runMs - HOUR_MS;
+    insertRows(db, [NOW_MS - 2 * HOUR_MS, agesOutAt(NOW_MS + MINUTE_MS), agesOutAt(NOW_MS + INTERVAL_MS), agesOutAt(NOW_MS + 15 * MINUTE_MS), NOW_MS]);
+    const { log, lines } = recordingLog();
+    const job = new RetentionJob(db, policy, clock, log, INTERVAL_MS);
+
+    await job.start();
+    expect(storedMs(db)).toEqual([agesOutAt(NOW_MS + MINUTE_MS), agesOutAt(NOW_MS + INTERVAL_MS), agesOutAt(NOW_MS + 15 * MINUTE_MS), NOW_MS]);
+
+    // Past its age for 9 minutes, but no run is due yet.
+    await clock.advance(INTERVAL_MS - 1);
+    expect(storedMs(db)).toHaveLength(4);
+
+    await clock.advance(1);
+    // A row exactly maxAgeMs old is not yet older than the policy.
+    expect(storedMs(db)).toEqual([agesOutAt(NOW_MS + INTERVAL_MS), agesOutAt(NOW_MS + 15 * MINUTE_MS), NOW_MS]);
+
+    await clock.advance(INTERVAL_MS);
+    expect(storedMs(db)).toEqual([NOW_MS]);
+    await job.stop();
+
+    expect(lines).toEqual([
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 2, samplesDeleted: 2, msg: 'retention removed old data' },
+    ]);
+    db.close();
+  });
+
+  it('runs no more after stop()', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const db = seededStore();
+    insertRows(db, [NOW_MS - HOUR_MS + MINUTE_MS]);
+    const { log, lines } = recordingLog();
+    const job = new RetentionJob(db, policy, clock, log, INTERVAL_MS);
+
+    await job.start();
+    await job.stop();
+    await clock.advance(3 * INTERVAL_MS);
+
+    expect(storedMs(db)).toEqual([NOW_MS - HOUR_MS + MINUTE_MS]);
+    expect(lines).toEqual([]);
+    db.close();
+  });
+
+  it('logs a run that fails with the store file and the error, and deletes at the next run', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const file = join(dir, 'locked.db');
+    const db = seededStore(file);
+    // Fail at once rather than after the store's busy wait: the test is about what follows.
+    db.pragma('busy_timeout = 0');
+    insertRows(db, [NOW_MS - 2 * HOUR_MS, NOW_MS]);
+    // Another process holding the write lock (an operator's sqlite3 shell, a second pgvigil).
+    const other = openStore(file);
+    other.exec('BEGIN IMMEDIATE');
+    const { log, lines } = recordingLog();
+    const job = new RetentionJob(db, policy, clock, log, INTERVAL_MS);
+
+    await expect(job.start()).resolves.toBeUndefined();
+    expect(lines).toEqual([{
+      level: 50,
+      file,
+      err: expect.objectContaining({ type: 'SqliteError', code: 'SQLITE_BUSY', message: 'database is locked' }),
+      msg: 'retention failed; will retry',
+    }]);
+    expect(storedMs(db)).toEqual([NOW_MS - 2 * HOUR_MS, NOW_MS]);
+
+    other.exec('ROLLBACK');
+    other.close();
+    await clock.advance(INTERVAL_MS);
+    expect(storedMs(db)).toEqual([NOW_MS]);
+    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' }]);
+    await job.stop();
+    db.close();
+  });
+
+  it('keeps its timer on a closed store: every run logs the error, none throws', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const db = seededStore();
+    const { log, lines } = recordingLog();
+    const job = new RetentionJob(db, policy, clock, log, INTERVAL_MS);
+    await job.start();
+    db.close();
+
+    // ManualClock rethrows what a timer throws, so a run that threw would reject here.
+    await expect(clock.advance(2 * INTERVAL_MS)).resolves.toBeUndefined();
+    await job.stop();
+
+    const failure = {
+      level: 50,
+      file: ':memory:',
+      err: expect.objectContaining({ type: 'TypeError', message: 'The database connection is not open' }),
+      msg: 'retention failed; will retry',
+    };
+    expect(lines).toEqual([failure, failure]);
   });
 });
