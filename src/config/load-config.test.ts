@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './load-config.js';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../sources/database-pools.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pgvigil-config-'));
 function file(name: string, text: string): string {
@@ -30,10 +31,42 @@ describe('loadConfig', () => {
     expect(config.targets).toEqual([{ name: 'default', cluster: null, dsn: null, password: null, log: null }]);
   });
 
+  it('defaults the poller connection timings to what the poller was built around', () => {
+    const { collectors } = loadConfig({ env: {} });
+    // The same 2 min the connection pools fall back to when no value is passed.
+    expect(collectors.idleConnectionTimeoutMs).toBe(DEFAULT_IDLE_TIMEOUT_MS);
+    expect(collectors.databaseLockCheckIntervalMs).toBe(1_000);
+  });
+
   it('loads the example config shipped in config/', () => {
     const config = loadConfig({ file: 'config/pgvigil.example.yaml', env: {} });
     expect(config.targets).toHaveLength(1);
     expect(config.retention.maxAgeMs).toBe(14 * 86_400_000);
+    // The example shows the defaults: its collectors section must not drift from them.
+    expect(config.collectors).toEqual(loadConfig({ env: {} }).collectors);
+  });
+
+  it('takes the poller connection timings from the collectors section', () => {
+    const path = file('poller.yaml', 'collectors:\n  idle_connection_timeout_ms: 300000\n  database_lock_check_interval_ms: 500\n');
+    const { collectors } = loadConfig({ file: path, env: {} });
+    expect(collectors.idleConnectionTimeoutMs).toBe(300_000);
+    expect(collectors.databaseLockCheckIntervalMs).toBe(500);
+  });
+
+  it('accepts the poller connection timings at their bounds and refuses them just outside', () => {
+    const load = (idle: unknown, lockCheck: unknown) => loadConfig({
+      file: file('poller-bounds.yaml', `collectors:\n  idle_connection_timeout_ms: ${JSON.stringify(idle)}\n  database_lock_check_interval_ms: ${JSON.stringify(lockCheck)}\n`),
+      env: {},
+    });
+    expect(load(1_000, 250).collectors).toMatchObject({ idleConnectionTimeoutMs: 1_000, databaseLockCheckIntervalMs: 250 });
+    expect(load(86_400_000, 3_000).collectors).toMatchObject({ idleConnectionTimeoutMs: 86_400_000, databaseLockCheckIntervalMs: 3_000 });
+
+    const idle = 'collectors.idle_connection_timeout_ms: must be a whole number of milliseconds from 1000 to 86400000: 1 s to 1 day';
+    const lockCheck = 'collectors.database_lock_check_interval_ms: must be a whole number of milliseconds from 250 to 3000: 250 ms to 3 s (DROP DATABASE waits only 5 s for pgvigil to leave)';
+    expect(problemsOf(() => load(999, 3_001))).toEqual([`${idle} = 999`, `${lockCheck} = 3001`]);
+    expect(problemsOf(() => load(86_400_001, 249))).toEqual([`${idle} = 86400001`, `${lockCheck} = 249`]);
+    // A fraction below the minimum is one problem, not one per failed check.
+    expect(problemsOf(() => load('2m', 0.5))).toEqual([`${idle} = "2m"`, `${lockCheck} = 0.5`]);
   });
 
   it('takes flag over environment over file', () => {

@@ -31,7 +31,13 @@ export interface Config {
   logLevel: RawConfig['log_level'];
   httpToken: string | null;
   targets: Target[];
-  collectors: { maxTablesPerDatabase: number; intervalMs: Record<string, number>; disabled: string[] };
+  collectors: {
+    maxTablesPerDatabase: number;
+    intervalMs: Record<string, number>;
+    disabled: string[];
+    idleConnectionTimeoutMs: number;
+    databaseLockCheckIntervalMs: number;
+  };
   retention: { maxAgeMs: number; maxSizeBytes: number };
   notify: {
     pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string } | null;
@@ -183,6 +189,8 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       maxTablesPerDatabase: raw.collectors.max_tables_per_database,
       intervalMs: raw.collectors.interval_ms,
       disabled: raw.collectors.disabled,
+      idleConnectionTimeoutMs: raw.collectors.idle_connection_timeout_ms,
+      databaseLockCheckIntervalMs: raw.collectors.database_lock_check_interval_ms,
     },
     retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576 },
     notify: {

@@ -12,6 +12,13 @@ const hostPort = z
 
 const durationMs = z.number().int().positive();
 
+/** A whole number of milliseconds in [minMs, maxMs]; the message says what is allowed and why. */
+function durationMsBetween(minMs: number, maxMs: number, why: string) {
+  const allowed = `must be a whole number of milliseconds from ${minMs} to ${maxMs}: ${why}`;
+  // int first: zod stops at a failed int, so a fraction below the minimum is one problem, not two.
+  return z.number({ error: allowed }).int(allowed).min(minMs, allowed).max(maxMs, allowed);
+}
+
 export const logSourceSchema = z
   .object({
     /** A log file, or the server's log_directory. */
@@ -48,6 +55,23 @@ const collectors = z
     interval_ms: z.record(z.string(), durationMs).default({}),
     /** Collector names to turn off. */
     disabled: z.array(z.string()).default([]),
+    /**
+     * How long the poller keeps an unused connection to a database between visits; shorter than
+     * the collectors' intervals, it reconnects on every visit (a backend start and cold caches).
+     * Below 1 s a connection could close between the queries of one visit. The 1-day cap stays
+     * far below Node's timer limit (2^31-1 ms, about 24.8 days), past which a timer fires after
+     * 1 ms and every connection would close at once.
+     */
+    idle_connection_timeout_ms: durationMsBetween(1_000, 86_400_000, '1 s to 1 day').default(120_000),
+    /**
+     * How often a primary is checked (in pg_locks) for DROP DATABASE, ALTER DATABASE ... RENAME or
+     * SET TABLESPACE, or CREATE DATABASE ... TEMPLATE waiting for the poller to leave a database.
+     * Those commands wait only 5 s for other sessions, so the check, its query and closing the
+     * connections must fit in that: at most 3 s. At least 250 ms: each read of pg_locks locks the
+     * lock manager's shared data for a moment (its docs warn against reading it often), and
+     * checking more often gains nothing.
+     */
+    database_lock_check_interval_ms: durationMsBetween(250, 3_000, '250 ms to 3 s (DROP DATABASE waits only 5 s for pgvigil to leave)').default(1_000),
   })
   .strict();
 

@@ -33,6 +33,8 @@ export class TargetSources implements Component {
       clock,
       logger: log.child({ component: 'poller' }),
       intervals: config.collectors.intervalMs,
+      idleTimeoutMs: config.collectors.idleConnectionTimeoutMs,
+      databaseLockCheckMs: config.collectors.databaseLockCheckIntervalMs,
     });
   }
 
