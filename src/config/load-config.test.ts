@@ -97,6 +97,20 @@ describe('loadConfig', () => {
     ].sort((a, b) => expectedOrder(a) - expectedOrder(b)));
   });
 
+  it('refuses a webhook name that is not label-safe or that another webhook has', () => {
+    const path = file('webhook-names.yaml', [
+      'notify:',
+      '  webhooks:',
+      '    - { url: "http://127.0.0.1:1/a", name: chatops }',
+      '    - { url: "http://127.0.0.1:1/b", name: "chat ops" }',
+      '    - { url: "http://127.0.0.1:1/c", name: chatops }',
+    ].join('\n'));
+    expect(problemsOf(() => loadConfig({ file: path, env: {} })).sort()).toEqual([
+      'notify.webhooks.1.name: letters, digits, _ . - only = "chat ops"',
+      'notify.webhooks.2.name: another webhook is already named "chatops" = "chatops"',
+    ]);
+  });
+
   it('reads secrets from files and refuses an unreadable one', () => {
     const key = file('routing-key', 'R0UT1NGKEY\n');
     const ok = loadConfig({ file: file('pd.yaml', `notify:\n  pagerduty:\n    routing_key_file: ${key}\n`), env: {} });

@@ -42,7 +42,7 @@ export interface Config {
   notify: {
     pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string } | null;
     alertmanager: { url: string } | null;
-    webhooks: Array<{ url: string; hmacSecret: string | null }>;
+    webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null }>;
   };
   rules: RulesOptions;
 }
@@ -198,6 +198,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       alertmanager: raw.notify.alertmanager,
       webhooks: raw.notify.webhooks.map((w, i) => ({
         url: w.url,
+        name: w.name,
         hmacSecret: secret(`notify.webhooks.${i}.hmac_secret`, w.hmac_secret, w.hmac_secret_file),
       })),
     },

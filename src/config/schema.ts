@@ -96,6 +96,12 @@ const alertmanager = z.object({ url: z.string().url() }).strict();
 const webhook = z
   .object({
     url: z.string().url(),
+    /**
+     * Names the webhook's outbox channel (`webhook:<name>`). Without one the channel is named by
+     * position (webhook, webhook-2, ...), so reordering the list would send alerts queued for one
+     * receiver to another.
+     */
+    name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').nullable().default(null),
     hmac_secret: z.string().nullable().default(null),
     hmac_secret_file: z.string().nullable().default(null),
   })
@@ -105,7 +111,13 @@ const notify = z
   .object({
     pagerduty: pagerduty.nullable().default(null),
     alertmanager: alertmanager.nullable().default(null),
-    webhooks: z.array(webhook).default([]),
+    webhooks: z.array(webhook).default([]).superRefine((webhooks, ctx) => {
+      webhooks.forEach((w, i) => {
+        if (w.name !== null && webhooks.findIndex((other) => other.name === w.name) < i) {
+          ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `another webhook is already named "${w.name}"` });
+        }
+      });
+    }),
   })
   .strict();
 

@@ -61,6 +61,8 @@ describe('buildNotifiers', () => {
     ['one webhook', 'webhooks: [{ url: "http://127.0.0.1:1/a" }]', [[WebhookNotifier, 'webhook']]],
     ['three webhooks', 'webhooks: [{ url: "http://127.0.0.1:1/a" }, { url: "http://127.0.0.1:1/b" }, { url: "http://127.0.0.1:1/c" }]',
       [[WebhookNotifier, 'webhook'], [WebhookNotifier, 'webhook-2'], [WebhookNotifier, 'webhook-3']]],
+    ['named webhooks', 'webhooks: [{ url: "http://127.0.0.1:1/a", name: chatops }, { url: "http://127.0.0.1:1/b" }]',
+      [[WebhookNotifier, 'webhook:chatops'], [WebhookNotifier, 'webhook-2']]],
   ] as const)('builds only what %s asks for, on its own channel', (name, section, expected) => {
     const notifiers = notifiersFrom(`${name.replace(/ /g, '-')}.yaml`, `notify:\n  ${section}\n`);
     expect(notifiers.map((n) => [n.constructor, n.channel])).toEqual(expected);

@@ -22,7 +22,8 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
   if (alertmanager) notifiers.push(new AlertmanagerNotifier({ url: alertmanager.url }));
   // Each webhook is its own outbox channel, so one slow receiver never holds up another.
   webhooks.forEach((webhook, i) => {
-    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel: i === 0 ? 'webhook' : `webhook-${i + 1}` }));
+    const channel = webhook.name !== null ? `webhook:${webhook.name}` : i === 0 ? 'webhook' : `webhook-${i + 1}`;
+    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel }));
   });
   return notifiers;
 }
