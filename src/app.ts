@@ -49,6 +49,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts });
   alerts.onTransition(() => outbox.wake());
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
+  const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }));
   const metrics = new Metrics({
     clock,
     version: PGVIGIL_VERSION,
@@ -60,6 +61,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
       writer: () => ({ ...writer.stats, backlogRows: writer.backlogRows }),
       storeSizeBytes: () => existingFilesBytes([db.name, `${db.name}-wal`]),
       notifiers: () => outbox.stats(),
+      retention: () => retention.stats,
     },
   });
   metrics.attachWriter(writer);
@@ -91,7 +93,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
       log.info({ version: PGVIGIL_VERSION, db: db.name, targets: config.targets.map((t) => t.name) }, 'pgvigil starting');
       const app = await buildHttpApp({ metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, logger: log.child({ component: 'http' }) });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, http, engine, ...targets, new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }))];
+      const components: Component[] = [writer, outbox, http, engine, ...targets, retention];
       for (const component of components) {
         await component.start();
         started.push(component);

@@ -47,6 +47,7 @@ export interface SelfStatsSources {
   /** Size of the store's files (database + WAL). */
   storeSizeBytes?: () => number | null;
   notifiers?: () => readonly ChannelStats[];
+  retention?: () => { failures: number; rowsDeleted: number };
 }
 
 type LabelValues = Record<string, string>;
@@ -108,6 +109,9 @@ export function registerSelfMetrics(registry: Registry, sources: SelfStatsSource
   gaugeFrom(registry, { name: 'pgvigil_store_write_failing', help: '1 while store commits fail (disk full, I/O error); pending rows are kept and retried.', labelNames: [], read: () => writer((w) => (w.failing ? 1 : 0)) });
   counterFrom(registry, { name: 'pgvigil_store_rows_written_total', help: 'Rows (events, samples, offsets) committed to the store.', labelNames: [], read: () => writer((w) => w.committedRows) });
   gaugeFrom(registry, { name: 'pgvigil_store_backlog_rows', help: 'Rows waiting to be committed to the store.', labelNames: [], read: () => writer((w) => w.backlogRows) });
+  const retention = (pick: (r: { failures: number; rowsDeleted: number }) => number): Reading[] => (sources.retention ? [[{}, pick(sources.retention())]] : []);
+  counterFrom(registry, { name: 'pgvigil_retention_failures_total', help: 'Retention runs that failed (a locked, full or broken store); each is retried at the next interval.', labelNames: [], read: () => retention((r) => r.failures) });
+  counterFrom(registry, { name: 'pgvigil_retention_deleted_rows_total', help: 'Events and samples deleted by retention.', labelNames: [], read: () => retention((r) => r.rowsDeleted) });
   gaugeFrom(registry, { name: 'pgvigil_store_size_bytes', help: 'Size of the store files (database and WAL).', labelNames: [], read: () => (sources.storeSizeBytes ? [[{}, sources.storeSizeBytes()]] : []) });
 
   const channels = (): readonly ChannelStats[] => sources.notifiers?.() ?? [];

@@ -161,6 +161,8 @@ describe('RetentionJob', () => {
     await clock.advance(INTERVAL_MS);
     expect(storedMs(db)).toEqual([NOW_MS]);
     expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' }]);
+    // Counted for pgvigil_retention_failures_total / _deleted_rows_total.
+    expect(job.stats).toEqual({ failures: 1, rowsDeleted: 2 });
     await job.stop();
     db.close();
   });
@@ -184,5 +186,6 @@ describe('RetentionJob', () => {
       msg: 'retention failed; will retry',
     };
     expect(lines).toEqual([failure, failure]);
+    expect(job.stats.failures).toBe(2);
   });
 });

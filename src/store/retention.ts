@@ -70,6 +70,8 @@ function oldestMs(db: Db): number | null {
 
 export class RetentionJob implements Component {
   readonly name = 'retention';
+  /** Runs that failed (a locked, full or broken store): retried at the next interval, and counted. */
+  readonly stats = { failures: 0, rowsDeleted: 0 };
   private timer: { cancel(): void } | null = null;
 
   constructor(
@@ -92,8 +94,10 @@ export class RetentionJob implements Component {
   runOnce(): void {
     try {
       const result = applyRetention(this.db, this.policy, this.clock.nowMs());
+      this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted;
       if (result.eventsDeleted + result.samplesDeleted > 0) this.log.info({ ...result }, 'retention removed old data');
     } catch (err) {
+      this.stats.failures++;
       this.log.error({ err, file: this.db.name }, 'retention failed; will retry');
     }
   }
