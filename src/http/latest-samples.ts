@@ -3,13 +3,20 @@
  * built once, when the series is first seen, and its value text when a sample arrives, so a
  * scrape only concatenates strings (no PostgreSQL query, no per-scrape formatting).
  *
+ * Snapshots, as postgres_exporter shows what exists now: a poll run's samples arrive marked as
+ * the complete set of that run's series (its key: target, collector, database), and a series the
+ * key's previous run produced and this one did not (a dropped table, a table that left a top-N
+ * list, a dropped slot, a standby that disconnected) leaves at once. Only a completed run says so:
+ * a failed or skipped one sends nothing and changes nothing.
+ *
  * Bounded: at most `maxSeries` series; samples of series past the limit are refused and counted
- * (pgvigil_metrics_dropped_series). A series not updated for `staleAfterMs` (a dropped table,
- * a standby that went away) leaves the exposition and frees its place. While a target's latest
+ * (pgvigil_metrics_dropped_series). A series not updated for `staleAfterMs` leaves the exposition
+ * and frees its place: the safety net for series no snapshot retires. While a target's latest
  * `pg_up` is 0 (the poller lost the server) its other series are hidden: their values are from
  * before the outage and must not pass for current ones.
  */
 import type { Labels, Sample } from '../domain/index.js';
+import type { SnapshotRange } from '../store/store-writer.js';
 import { familyHeader, flat, formatLabels, formatValue, isValidLabelName, isValidMetricName } from './exposition.js';
 
 export interface MetricDescription {
@@ -31,11 +38,23 @@ export interface LatestSamplesOptions {
 
 interface SeriesEntry {
   target: string;
+  /** Family name and key within it: where the entry lives, to remove it. */
+  name: string;
+  key: string;
   /** `name{labels} ` */
   prefix: string;
   /** `value\n`, or '' while the latest value is NULL (never printed as 0). */
   valueText: string;
   seenMs: number;
+  /** The latest run that produced it; only that run's key may retire it. */
+  run: RunSeries | null;
+}
+
+/** What one run of a snapshot key produced. */
+interface RunSeries {
+  entries: SeriesEntry[];
+  /** Its series refused for the series limit (their droppedKeys entries). */
+  refused: string[];
 }
 
 interface Family {
@@ -55,6 +74,8 @@ export class LatestSamples {
   private seriesCount = 0;
   private readonly droppedKeys = new Set<string>();
   private readonly downTargets = new Set<string>();
+  /** The latest run of each snapshot key. */
+  private readonly runs = new Map<string, RunSeries>();
   readonly refusedSamples: Record<RefusalReason, number> = { invalid_name: 0, invalid_label: 0, reserved_name: 0, series_limit: 0 };
 
   constructor(private readonly options: LatestSamplesOptions) {
@@ -70,8 +91,19 @@ export class LatestSamples {
     return this.droppedKeys.size;
   }
 
-  add(samples: readonly Sample[], nowMs: number): void {
-    for (const sample of samples) this.addOne(sample, nowMs);
+  /**
+   * Takes a commit's samples in order; `snapshots` marks the ranges that are complete runs (see
+   * StoreWriter's WriteBatch.snapshot), each retiring what the previous run of its key had and it lacks.
+   */
+  add(samples: readonly Sample[], nowMs: number, snapshots: readonly SnapshotRange[] = []): void {
+    let at = 0;
+    for (const snapshot of snapshots) {
+      for (; at < snapshot.start; at++) this.addOne(samples[at]!, nowMs, null);
+      const run: RunSeries = { entries: [], refused: [] };
+      for (; at < snapshot.end; at++) this.addOne(samples[at]!, nowMs, run);
+      this.replaceRun(snapshot.key, run);
+    }
+    for (; at < samples.length; at++) this.addOne(samples[at]!, nowMs, null);
   }
 
   /** Appends every fresh series to `parts` (joined once by the caller); drops stale ones on the way. */
@@ -80,21 +112,21 @@ export class LatestSamples {
     for (const [name, family] of this.families) {
       const headerAt = parts.length;
       parts.push(family.header);
-      for (const [key, entry] of family.series) {
+      for (const entry of family.series.values()) {
         if (entry.seenMs < staleBeforeMs) {
-          family.series.delete(key);
-          this.seriesCount--;
+          this.remove(entry);
           continue;
         }
         if (entry.valueText === '' || (this.downTargets.has(entry.target) && name !== UP_METRIC)) continue;
         parts.push(entry.prefix, entry.valueText);
       }
+      // Also a family whose every sample was refused (series limit, invalid label).
       if (family.series.size === 0) this.families.delete(name);
       if (parts.length === headerAt + 1) parts.pop();
     }
   }
 
-  private addOne(sample: Sample, nowMs: number): void {
+  private addOne(sample: Sample, nowMs: number, run: RunSeries | null): void {
     if (sample.name === UP_METRIC) {
       if (sample.value === 0) this.downTargets.add(sample.target);
       else this.downTargets.delete(sample.target);
@@ -104,12 +136,40 @@ export class LatestSamples {
     const key = seriesKey(sample.target, sample.labels);
     let entry = family.series.get(key);
     if (entry === undefined) {
-      entry = this.newSeries(sample, key);
+      entry = this.newSeries(sample, key, run);
       if (entry === undefined) return;
       family.series.set(key, entry);
     }
     entry.valueText = sample.value === null ? '' : `${formatValue(sample.value)}\n`;
     entry.seenMs = nowMs;
+    if (run !== null) {
+      entry.run = run;
+      run.entries.push(entry);
+    }
+  }
+
+  /** `run` is now its key's latest: what the previous one produced and it did not leaves. */
+  private replaceRun(key: string, run: RunSeries): void {
+    const previous = this.runs.get(key);
+    if (previous !== undefined) {
+      // An entry a later run (of this key or another) produced again points at that run instead.
+      for (const entry of previous.entries) if (entry.run === previous) this.remove(entry);
+      if (previous.refused.length > 0) {
+        const stillRefused = new Set(run.refused);
+        for (const dropKey of previous.refused) if (!stillRefused.has(dropKey)) this.droppedKeys.delete(dropKey);
+      }
+    }
+    if (run.entries.length === 0 && run.refused.length === 0) this.runs.delete(key);
+    else this.runs.set(key, run);
+  }
+
+  /** No-op for an entry already gone (stale, or retired by another run), so counts stay right. */
+  private remove(entry: SeriesEntry): void {
+    const family = this.families.get(entry.name);
+    if (family?.series.get(entry.key) !== entry) return;
+    family.series.delete(entry.key);
+    this.seriesCount--;
+    if (family.series.size === 0) this.families.delete(entry.name);
   }
 
   private newFamily(name: string): Family | null {
@@ -129,10 +189,12 @@ export class LatestSamples {
     return family;
   }
 
-  private newSeries(sample: Sample, key: string): SeriesEntry | undefined {
+  private newSeries(sample: Sample, key: string, run: RunSeries | null): SeriesEntry | undefined {
     if (this.seriesCount >= this.options.maxSeries) {
       this.refusedSamples.series_limit++;
-      if (this.droppedKeys.size < MAX_REMEMBERED_DROPS) this.droppedKeys.add(`${sample.name}\u0000${key}`);
+      const dropKey = `${sample.name}\u0000${key}`;
+      if (this.droppedKeys.size < MAX_REMEMBERED_DROPS) this.droppedKeys.add(dropKey);
+      if (run !== null && this.droppedKeys.has(dropKey)) run.refused.push(dropKey);
       return undefined;
     }
     const pairs: Array<[string, string]> = [['target', sample.target]];
@@ -146,7 +208,7 @@ export class LatestSamples {
     }
     this.seriesCount++;
     this.droppedKeys.delete(`${sample.name}\u0000${key}`);
-    return { target: sample.target, prefix: flat(sample.name, formatLabels(pairs), ' '), valueText: '', seenMs: 0 };
+    return { target: sample.target, name: sample.name, key, prefix: flat(sample.name, formatLabels(pairs), ' '), valueText: '', seenMs: 0, run: null };
   }
 }
 

@@ -213,6 +213,108 @@ describe('Metrics from polled samples', () => {
   });
 });
 
+describe('Metrics from snapshot runs (a run is all of its series)', () => {
+  // Keys as the poll scheduler makes them: target, collector, database.
+  const SHOP = 'db1\u0000pg_stat_user_tables\u0000shop';
+  const CRM = 'db1\u0000pg_stat_user_tables\u0000crm';
+  const DATABASES = 'db1\u0000pg_stat_database\u0000postgres';
+  const dead = (datname: string, relname: string, value = 1) => sample('pg_stat_user_tables_n_dead_tup', { datname, relname }, value);
+  const tables = (got: Map<string, number>) => [...got.keys()].filter((k) => k.startsWith('pg_stat_user_tables_n_dead_tup')).sort();
+  const series = (datname: string, relname: string) => `pg_stat_user_tables_n_dead_tup{target="db1",datname="${datname}",relname="${relname}"}`;
+
+  it('drops a series the next completed run of its collector and database lacks, and only that one', async () => {
+    const { writer, clock, scrape } = setup();
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'dropped')], snapshot: SHOP });
+    writer.enqueue({ samples: [dead('crm', 'dropped')], snapshot: CRM });
+    writer.enqueue({ samples: [sample('pg_stat_database_xact_commit_total', { datname: 'shop' }, 5)], snapshot: DATABASES });
+    writer.flush();
+    expect(tables(await scrape())).toEqual([series('crm', 'dropped'), series('shop', 'dropped'), series('shop', 'orders')]);
+    await clock.advance(15_000);
+    writer.enqueue({ samples: [dead('shop', 'orders', 2)], snapshot: SHOP });
+    writer.flush();
+    const got = await scrape();
+    expect(tables(got)).toEqual([series('crm', 'dropped'), series('shop', 'orders')]);
+    expect(got.get(series('shop', 'orders'))).toBe(2);
+    expect(got.get('pg_stat_database_xact_commit_total{target="db1",datname="shop"}')).toBe(5);
+    expect(got.get('pgvigil_metrics_series')).toBe(3);
+  });
+
+  it('keeps everything while no run completes, and shows a series again when a run has it again', async () => {
+    const { writer, clock, scrape } = setup();
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'audit')], snapshot: SHOP });
+    writer.flush();
+    // A failed or skipped run sends nothing: other keys' runs go on, this key's series stay.
+    await clock.advance(60_000);
+    writer.enqueue({ samples: [dead('crm', 'leads')], snapshot: CRM });
+    writer.flush();
+    expect(tables(await scrape())).toEqual([series('crm', 'leads'), series('shop', 'audit'), series('shop', 'orders')]);
+    writer.enqueue({ samples: [dead('shop', 'orders')], snapshot: SHOP });
+    writer.flush();
+    expect(tables(await scrape())).toEqual([series('crm', 'leads'), series('shop', 'orders')]);
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'audit', 7)], snapshot: SHOP });
+    writer.flush();
+    const got = await scrape();
+    expect(got.get(series('shop', 'audit'))).toBe(7);
+    expect(got.get('pgvigil_metrics_series')).toBe(3);
+  });
+
+  it('retires every series of a run that found nothing (the last table dropped, the database gone)', async () => {
+    const { writer, scrape } = setup();
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'audit')], snapshot: SHOP });
+    writer.flush();
+    writer.enqueue({ samples: [], snapshot: SHOP });
+    writer.flush();
+    const got = await scrape();
+    expect(tables(got)).toEqual([]);
+    expect(got.get('pgvigil_metrics_series')).toBe(0);
+  });
+
+  it('applies several runs of one key in a commit in their order', async () => {
+    const { writer, scrape } = setup();
+    writer.enqueue({ samples: [dead('shop', 'orders')], snapshot: SHOP });
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'audit')], snapshot: SHOP });
+    writer.flush();
+    expect(tables(await scrape())).toEqual([series('shop', 'audit'), series('shop', 'orders')]);
+    writer.enqueue({ samples: [dead('shop', 'orders'), dead('shop', 'audit')], snapshot: SHOP });
+    writer.enqueue({ samples: [dead('shop', 'orders')], snapshot: SHOP });
+    writer.flush();
+    expect(tables(await scrape())).toEqual([series('shop', 'orders')]);
+  });
+
+  it('keeps the series count and the dropped-series gauge right as runs retire series', async () => {
+    const { writer, scrape } = setup({ maxSeries: 2 });
+    writer.enqueue({ samples: [dead('shop', 'a'), dead('shop', 'b'), dead('shop', 'c')], snapshot: SHOP });
+    writer.flush();
+    let got = await scrape();
+    expect([got.get('pgvigil_metrics_series'), got.get('pgvigil_metrics_dropped_series')]).toEqual([2, 1]);
+    // b and c are gone: b frees its place, c is no longer a series refused.
+    writer.enqueue({ samples: [dead('shop', 'a')], snapshot: SHOP });
+    writer.flush();
+    got = await scrape();
+    expect([got.get('pgvigil_metrics_series'), got.get('pgvigil_metrics_dropped_series')]).toEqual([1, 0]);
+    writer.enqueue({ samples: [dead('shop', 'a'), dead('shop', 'c')], snapshot: SHOP });
+    writer.flush();
+    got = await scrape();
+    expect(tables(got)).toEqual([series('shop', 'a'), series('shop', 'c')]);
+    expect([got.get('pgvigil_metrics_series'), got.get('pgvigil_metrics_dropped_series')]).toEqual([2, 0]);
+  });
+
+  it('does not count a series twice when it went stale before its run retired it', async () => {
+    const { writer, clock, scrape } = setup({ staleAfterMs: 60_000 });
+    writer.enqueue({ samples: [dead('shop', 'a'), dead('shop', 'b')], snapshot: SHOP });
+    writer.flush();
+    await clock.advance(60_001);
+    writer.enqueue({ samples: [dead('crm', 'x')], snapshot: CRM });
+    writer.flush();
+    expect((await scrape()).get('pgvigil_metrics_series')).toBe(1);
+    writer.enqueue({ samples: [dead('shop', 'a')], snapshot: SHOP });
+    writer.flush();
+    const got = await scrape();
+    expect(tables(got)).toEqual([series('crm', 'x'), series('shop', 'a')]);
+    expect(got.get('pgvigil_metrics_series')).toBe(2);
+  });
+});
+
 describe('Metrics of pgvigil itself', () => {
   it('shows firing alerts and forgets resolved ones', async () => {
     const { db, metrics } = setup();

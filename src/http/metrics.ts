@@ -5,6 +5,7 @@
  *
  * Three parts, one exposition:
  * - polled samples: the latest value per series, fed by StoreWriter commits (latest-samples.ts);
+ *   a series the latest completed run of its collector no longer produced is gone;
  * - log-derived counters and histograms, fed by the same commits (log-metrics.ts);
  * - pgvigil's own health (self-metrics.ts) and its firing alerts (firing-alerts.ts).
  *
@@ -30,7 +31,10 @@ export interface MetricsOptions {
   descriptions?: readonly MetricDescription[];
   /** Most polled series exposed; past it samples are refused and counted. Default 50,000. */
   maxSeries?: number;
-  /** A polled series not updated for this long leaves the exposition. Default 15 min. */
+  /**
+   * A polled series not updated for this long leaves the exposition. Default 15 min. The safety
+   * net: a series its collector's next completed run lacks leaves at once (snapshots).
+   */
   staleAfterMs?: number;
   /** Tables per target with their own log-derived series. Default 200. */
   maxTablesPerTarget?: number;
@@ -113,7 +117,7 @@ export class Metrics {
    * engine) would miss the commit. An event it cannot count is counted as an error instead.
    */
   observe(result: FlushResult): void {
-    this.latest.add(result.samples, this.clock.nowMs());
+    this.latest.add(result.samples, this.clock.nowMs(), result.snapshots);
     for (const stored of result.events) {
       try {
         this.logMetrics.observe(stored.event);

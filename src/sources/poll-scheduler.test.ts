@@ -3,7 +3,7 @@
  * error isolation and counting, statement_timeout, overlapping runs, the latest map, connections
  * kept between visits yet let go for DROP / RENAME / CREATE ... TEMPLATE, databases skipped when
  * a cluster-wide check names others, reconnect with backoff on the ManualClock, promotion of a
- * standby recognised with its new role.
+ * standby recognised with its new role, runs sent as snapshots that /metrics follows.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
@@ -16,7 +16,11 @@ import { createCollectors } from '../collectors/index.js';
 import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../../test/helpers/pg-harness.js';
 import { waitUntil } from '../../test/helpers/pg-server.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
-import { PollScheduler, type PollSchedulerOptions } from './poll-scheduler.js';
+import { Metrics } from '../http/metrics.js';
+import { silentLogger } from '../lib/logger.js';
+import { openStore } from '../store/open-store.js';
+import { StoreWriter } from '../store/store-writer.js';
+import { PollScheduler, type PollSchedulerOptions, type SampleSink } from './poll-scheduler.js';
 
 const WAIT_MS = 15_000;
 
@@ -40,17 +44,20 @@ async function openMarkedSession(server: PgServer, db: string): Promise<{ client
   return { client };
 }
 
+type Batch = Parameters<SampleSink['enqueue']>[0];
+
 function scheduler(server: PgServer | string, collectors: Collector[], extra: Partial<PollSchedulerOptions> = {}): {
-  poller: PollScheduler; enqueued: Sample[]; messages: string[];
+  poller: PollScheduler; enqueued: Sample[]; batches: Batch[]; messages: string[];
 } {
   const enqueued: Sample[] = [];
+  const batches: Batch[] = [];
   const messages: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void messages.push(String(JSON.parse(line).msg)) });
   const poller = new PollScheduler({
     target: 't',
     connection: typeof server === 'string' ? server : server.dsn(),
     collectors,
-    writer: { enqueue: (batch) => void enqueued.push(...batch.samples) },
+    writer: { enqueue: (batch) => { batches.push(batch); enqueued.push(...batch.samples); } },
     clock: systemClock,
     logger,
     probeIntervalMs: 200,
@@ -58,8 +65,12 @@ function scheduler(server: PgServer | string, collectors: Collector[], extra: Pa
     reconnectMaxMs: 400,
     ...extra,
   });
-  return { poller, enqueued, messages };
+  return { poller, enqueued, batches, messages };
 }
+
+/** The samples of the latest run the sink was sent for a run key (collector, database) of target t. */
+const lastRun = (batches: readonly Batch[], collector: string, db: string): Sample[] | undefined =>
+  batches.filter((b) => b.snapshot === `t\u0000${collector}\u0000${db}`).at(-1)?.samples;
 
 describe('PollScheduler against PostgreSQL 18', () => {
   let primary: PgServer;
@@ -119,16 +130,53 @@ describe('PollScheduler against PostgreSQL 18', () => {
     }
   });
 
+  it('sends each completed run as a snapshot: /metrics drops a row gone at the next run, keeps all on a failed one', async () => {
+    await primary.query("CREATE TABLE snap_rows (k text); INSERT INTO snap_rows VALUES ('a'), ('b')");
+    const clock = new ManualClock();
+    const writer = new StoreWriter(openStore(':memory:'), clock, silentLogger());
+    const metrics = new Metrics({ clock });
+    metrics.attachWriter(writer);
+    // On the ManualClock, intervals never fire: each collector runs once at start, then on runOnce.
+    const { poller } = scheduler(primary, [testCollector('snap', 'SELECT k FROM snap_rows'), testCollector('other', "SELECT 'x' AS k")], { clock, writer });
+    const exposed = async (): Promise<string[]> => {
+      writer.flush();
+      return (await metrics.render()).split('\n').filter((l) => l.startsWith('test_')).map((l) => l.replace(/\}.*/, '}')).sort();
+    };
+    const snapOnce = () => poller.runOnce((c) => c.name === 'snap');
+    const other = 'test_other{target="t",k="x"}';
+    const [a, b] = ['a', 'b'].map((k) => `test_snap{target="t",k="${k}"}`);
+    await poller.start();
+    try {
+      await poller.whenIdle();
+      expect(await exposed()).toEqual([other, a, b]);
+      // The run fails (relation gone): what it said before stays on /metrics.
+      await primary.query('ALTER TABLE snap_rows RENAME TO snap_rows_away');
+      await snapOnce();
+      expect(poller.stats.get('snap')?.errorsByCode['42P01']).toBe(1);
+      expect(await exposed()).toEqual([other, a, b]);
+      await primary.query("ALTER TABLE snap_rows_away RENAME TO snap_rows; DELETE FROM snap_rows WHERE k = 'b'");
+      await snapOnce();
+      expect(await exposed()).toEqual([other, a]);
+      await primary.query("INSERT INTO snap_rows VALUES ('b')");
+      await snapOnce();
+      expect(await exposed()).toEqual([other, a, b]);
+    } finally {
+      await poller.stop();
+      await primary.query('DROP TABLE snap_rows');
+    }
+  });
+
   /** pgvigil's backends connected to a database, as the server lists them. */
   const pollerPids = async (db: string): Promise<number[]> => (await primary.query<{ pid: number }>(
     "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pgvigil' ORDER BY pid", [db])).map((r) => r.pid);
 
   it('keeps its connection to a database between visits, yet never makes a plain DROP DATABASE fail', async () => {
     await primary.query('CREATE DATABASE doomed');
-    const { poller } = scheduler(primary, [testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100, scope: 'per-database' })]);
+    const { poller, batches } = scheduler(primary, [testCollector('visits', 'SELECT 1 AS k', { intervalMs: 100, scope: 'per-database' })]);
     await poller.start();
     try {
       await waitUntil(async () => poller.knownDatabases.includes('doomed') && (await pollerPids('doomed')).length === 1, WAIT_MS, 'a connection to doomed');
+      expect(lastRun(batches, 'visits', 'doomed')).toHaveLength(1);
       const [pid] = await pollerPids('doomed');
       const runs = poller.stats.get('visits')?.runs ?? 0;
       await waitUntil(() => (poller.stats.get('visits')?.runs ?? 0) >= runs + 5, WAIT_MS, 'five more visits');
@@ -138,6 +186,9 @@ describe('PollScheduler against PostgreSQL 18', () => {
       await primary.query('DROP DATABASE doomed');
       await waitUntil(() => !poller.knownDatabases.includes('doomed'), WAIT_MS, 'doomed forgotten');
       expect(poller.status.connected).toBe(true);
+      // Its runs end with an empty one: its series leave /metrics now, not when they go stale.
+      expect(lastRun(batches, 'visits', 'doomed')).toEqual([]);
+      expect(lastRun(batches, 'visits', 'postgres')).toHaveLength(1);
     } finally {
       await poller.stop();
     }
@@ -233,7 +284,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
   it('recognises a promoted standby with its new role and switches its collectors', async () => {
     const standby = await startStandby(primary, { name: 'poll_scheduler_standby' });
     const collectors = createCollectors().filter((c) => ['pg_standby', 'pg_stat_replication'].includes(c.name));
-    const { poller, messages } = scheduler(standby, collectors, { intervals: { pg_standby: 100, pg_stat_replication: 100 } });
+    const { poller, messages, batches } = scheduler(standby, collectors, { intervals: { pg_standby: 100, pg_stat_replication: 100 } });
     await poller.start();
     try {
       await waitUntil(() => (poller.stats.get('pg_standby')?.runs ?? 0) >= 2, WAIT_MS, 'standby collector runs');
@@ -249,6 +300,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
       await poller.whenIdle();
       expect(poller.stats.get('pg_standby')?.runs).toBeLessThanOrEqual(runs + 1);
       expect([...poller.latest.values()].some((s) => s.name.startsWith('pg_standby_'))).toBe(false);
+      expect(lastRun(batches, 'pg_standby', 'postgres')).toEqual([]);
     } finally {
       await poller.stop();
       await standby.destroy();

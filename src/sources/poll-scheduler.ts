@@ -37,7 +37,8 @@ import type { Logger } from '../lib/logger.js';
 import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
 
 export interface SampleSink {
-  enqueue(batch: { samples: Sample[] }): void;
+  /** `snapshot`: the run key (target, collector, database); `samples` are all that run's series. */
+  enqueue(batch: { samples: Sample[]; snapshot?: string }): void;
 }
 
 export interface PollSchedulerOptions {
@@ -387,7 +388,8 @@ export class PollScheduler implements Component {
       this.options.logger.info({ target: this.options.target, database: gone }, 'database gone; no longer polled');
       for (const c of this.options.collectors) {
         c.forget?.(gone);
-        this.forgetRuns(`${c.name}\u0000${gone}`);
+        // An empty run: its series leave latest and, through the sink, /metrics.
+        this.accept(`${c.name}\u0000${gone}`, []);
       }
       this.forgetDatabaseSeries(gone);
       if (gone !== this.mainDatabase) void this.connections.end(gone);
@@ -410,8 +412,12 @@ export class PollScheduler implements Component {
     this.cancelTimers();
     const { clock } = this.options;
     const active = this.activeCollectors();
-    // Series of collectors the server no longer supports (a promoted standby's) leave latest.
-    for (const c of this.options.collectors.filter((c) => !active.includes(c))) this.forgetRuns(`${c.name}\u0000`);
+    // Series of collectors the server no longer supports (a promoted standby's) leave latest and
+    // /metrics: an empty run wherever they ran.
+    for (const c of this.options.collectors.filter((c) => !active.includes(c))) {
+      this.forgetRuns(`${c.name}\u0000`);
+      for (const db of c.scope === 'server' ? [this.mainDatabase] : this.databases) this.accept(`${c.name}\u0000${db}`, []);
+    }
     for (const c of active) {
       const intervalMs = this.options.intervals?.[c.name] ?? c.intervalMs;
       this.timers.push(clock.setInterval(() => void this.runCollector(c), intervalMs));
@@ -513,18 +519,25 @@ export class PollScheduler implements Component {
       this.options.logger.warn({ target: this.options.target, collector: c.name, database: db, code, err: errorMessage(err) }, 'collector failed');
     }
     this.lastErrorCode.set(runKey, code);
-    // What the run said before it failed is no longer current.
-    this.forgetRuns(runKey);
+    // What the run said before it failed is no longer current (this run only: a prefix would
+    // also take database shop2's runs with shop's).
+    this.runSamples.delete(runKey);
+    this.latestView = null;
     // The server, or just this database (dropped: 3D000, or 55000 while being dropped, or
     // terminated by DROP ... FORCE)? The probe, which also refreshes the databases, says.
     if (isConnectionError(code) || code === '3D000' || code === '55000') void this.probeNow();
   }
 
-  /** A run's samples replace that run's previous ones: a series it no longer emits leaves latest. */
+  /**
+   * A run's samples replace that run's previous ones: a series it no longer emits leaves latest,
+   * and /metrics too (the batch is marked a snapshot; empty ones are sent for that). A failed or
+   * skipped run never gets here, so it changes nothing there.
+   */
   private accept(runKey: string, samples: Sample[]): void {
-    this.runSamples.set(runKey, samples);
+    if (samples.length > 0) this.runSamples.set(runKey, samples);
+    else this.runSamples.delete(runKey);
     this.latestView = null;
-    if (samples.length > 0) this.options.writer.enqueue({ samples });
+    this.options.writer.enqueue({ samples, snapshot: `${this.options.target}\u0000${runKey}` });
   }
 
   /**

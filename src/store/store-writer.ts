@@ -24,6 +24,19 @@ export interface WriteBatch {
   events?: AnyLogEvent[];
   samples?: Sample[];
   offsets?: TailerOffset[];
+  /**
+   * Marks `samples` as the complete output of one poll run; the key names the producer and its
+   * scope (target, collector, database). Not stored: readers of the commit (/metrics) drop the
+   * series the key's previous run had and this one lacks, while the samples table keeps history.
+   */
+  snapshot?: string;
+}
+
+/** Where a batch marked `snapshot` landed in FlushResult.samples: indices [start, end). */
+export interface SnapshotRange {
+  key: string;
+  start: number;
+  end: number;
 }
 
 export interface StoredEvent {
@@ -34,6 +47,8 @@ export interface StoredEvent {
 export interface FlushResult {
   events: StoredEvent[];
   samples: Sample[];
+  /** The committed batches marked `snapshot`, in commit order (empty ones included); always set by the writer. */
+  snapshots?: SnapshotRange[];
 }
 
 export interface StoreWriterOptions {
@@ -153,6 +168,7 @@ export class StoreWriter implements Component {
   private writeAll(batches: WriteBatch[]): FlushResult {
     const events: StoredEvent[] = [];
     const samples: Sample[] = [];
+    const snapshots: SnapshotRange[] = [];
     for (const batch of batches) {
       for (const event of batch.events ?? []) {
         const info = this.insertEvent.run(
@@ -161,15 +177,17 @@ export class StoreWriter implements Component {
         );
         events.push({ id: Number(info.lastInsertRowid), event });
       }
+      const start = samples.length;
       for (const sample of batch.samples ?? []) {
         this.insertSample.run(this.seriesId(sample), sample.tsMs, sample.value);
         samples.push(sample);
       }
+      if (batch.snapshot !== undefined) snapshots.push({ key: batch.snapshot, start, end: samples.length });
       for (const o of batch.offsets ?? []) {
         this.upsertOffset.run(o.target, o.source, o.filePath, o.fileId, o.offset, this.clock.nowMs());
       }
     }
-    return { events, samples };
+    return { events, samples, snapshots };
   }
 
   private seriesId(sample: Sample): number {

@@ -1,7 +1,8 @@
 /**
  * The whole /metrics exposition of a running pgvigil, with a real PostgreSQL 18 primary and
  * standby behind it (every collector, a logical slot, an xmin-holding transaction) and the events
- * of the recorded server logs, passes `promtool check metrics` with no warning.
+ * of the recorded server logs, passes `promtool check metrics` with no warning; a dropped table
+ * leaves it at the next poll.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,18 +10,20 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { destroyAllServers, startPrimary, startStandby } from '../helpers/pg-harness.js';
+import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-processes.js';
 import { describeWithTool, toolPath } from '../helpers/tools.js';
 import { startOutputs, type OutputsRig } from './metrics-real-feed.js';
 
 describeWithTool('promtool', '/metrics of pgvigil watching PostgreSQL 18', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-metrics-'));
   let rig: OutputsRig;
+  let primary: PgServer;
   let holder: pg.Client;
   let exposition = '';
 
   beforeAll(async () => {
-    const primary = await startPrimary({ version: 18, settings: { wal_level: 'logical', hot_standby_feedback: 'on' } });
+    primary = await startPrimary({ version: 18, settings: { wal_level: 'logical', hot_standby_feedback: 'on' } });
     await primary.query(`
       DO $$ BEGIN
         FOR i IN 1..20 LOOP
@@ -70,5 +73,23 @@ describeWithTool('promtool', '/metrics of pgvigil watching PostgreSQL 18', () =>
     expect(exposition).toMatch(/^pg_stat_user_tables_n_dead_tup\{target="primary",datname="postgres",relname="t1",schemaname="public"\} \d+$/m);
     expect(exposition).toContain('pgvigil_alert_firing{target="primary",rule="xmin-horizon-held",severity="warning",holder="horizon-holder",holder_type="session"} 1');
     expect(exposition).toMatch(/^pgvigil_collector_polls_total\{target="standby",collector="pg_standby"\} [1-9]/m);
+  });
+
+  it('drops a dropped table from /metrics at the next poll of pg_stat_user_tables, keeping the other tables', async () => {
+    const pollUserTables = () => rig.schedulers[0]!.runOnce((c) => c.name === 'pg_stat_user_tables');
+    /** The pg_stat_user_tables series of a table on the primary's /metrics. */
+    const seriesOf = async (relname: string): Promise<string[]> => {
+      const text = await (await fetch(`${rig.url}/metrics`)).text();
+      return text.split('\n').filter((l) => l.startsWith('pg_stat_user_tables_') && l.includes('target="primary"') && l.includes(`relname="${relname}"`));
+    };
+    await primary.query('CREATE TABLE dropped_soon (id int PRIMARY KEY); INSERT INTO dropped_soon SELECT generate_series(1, 100)');
+    await pollUserTables();
+    await waitUntil(async () => (await seriesOf('dropped_soon')).some((l) => l.startsWith('pg_stat_user_tables_n_live_tup{')), 30_000, 'dropped_soon on /metrics');
+    await primary.query('DROP TABLE dropped_soon');
+    // The next completed run; one already in flight when the table went (it would still list it)
+    // is followed by the scheduled one within 15 s, hence the deadline.
+    await pollUserTables();
+    await waitUntil(async () => (await seriesOf('dropped_soon')).length === 0, 30_000, 'dropped_soon gone from /metrics');
+    expect((await seriesOf('t1')).some((l) => l.startsWith('pg_stat_user_tables_n_dead_tup{'))).toBe(true);
   });
 });
