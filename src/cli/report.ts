@@ -47,8 +47,8 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     return EXIT.USAGE;
   }
   // Loaded here, not with the CLI: SQLite's native addon is start-up every other command would pay.
-  const [{ openStore, StoreError }, { StoreQueries }, { buildIncidentReport, renderIncidentReportText }] = await Promise.all([
-    import('../store/open-store.js'), import('../store/queries.js'), import('../report/incident-report.js'),
+  const [{ openStore, StoreError }, { StoreQueries }, { storedIncidentReport }, { renderIncidentReportText }] = await Promise.all([
+    import('../store/open-store.js'), import('../store/queries.js'), import('../report/stored-incident-report.js'), import('../report/incident-report.js'),
   ]);
   let db;
   try {
@@ -58,13 +58,7 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     return EXIT.FAILURE;
   }
   try {
-    const queries = new StoreQueries(db);
-    const alerts = queries.alerts({ fromMs, toMs, limit: 1_000 }).filter((a) => flags.target === undefined || a.target === flags.target);
-    const report = buildIncidentReport({
-      fromMs, toMs, target: flags.target ?? null, alerts,
-      transitions: queries.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
-      events: queries.eventsInOrder({ fromMs, toMs, ...(flags.target !== undefined ? { target: flags.target } : {}) }),
-    });
+    const report = storedIncidentReport(new StoreQueries(db), { fromMs, toMs, target: flags.target ?? null });
     process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : renderIncidentReportText(report));
     return EXIT.OK;
   } finally {

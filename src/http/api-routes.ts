@@ -1,15 +1,24 @@
 /**
- * The JSON API: /api/events, /api/series, /api/alerts, /api/alerts/:id. Query strings are checked
+ * The JSON API: /api/events, /api/series, /api/alerts, /api/alerts/:id, /api/report (also as
+ * text). Query strings are checked
  * by JSON schema (unknown parameters included) and by api-params.ts; bad input is a 400 with a
  * message, never a 500. Reads only the local store.
  */
 import type { FastifyInstance } from 'fastify';
 import { EVENT_KINDS, type Clock, type EventKind } from '../domain/index.js';
 import { TooManySeriesError, type StoreQueries } from '../store/queries.js';
+import { renderIncidentReportText } from '../report/incident-report.js';
+import { storedIncidentReport } from '../report/stored-incident-report.js';
 import { alertDetailJson, alertJson, eventJson } from './api-json.js';
 import { BadRequest, checkRange, parseDuration, parseLabels, parseTime } from './api-params.js';
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/**
+ * Longest /api/report window: the report reads every event of it, synchronously, on the
+ * daemon's event loop; longer reviews are for `pgvigil report` on the store file.
+ */
+const MAX_REPORT_WINDOW_MS = 7 * DAY_MS;
 const MAX_POINTS_PER_SERIES = 11_000;
 const DEFAULT_POINTS = 500;
 
@@ -20,6 +29,7 @@ const nonEmpty = { type: 'string', minLength: 1 } as const;
 interface EventsQuery { kind?: EventKind; from?: string; to?: string; database?: string; target?: string; limit: number }
 interface SeriesQuery { name: string; labels?: string; target?: string; from?: string; to?: string; step?: string }
 interface AlertsQuery { state?: 'firing' | 'resolved'; from?: string; to?: string; limit: number }
+interface ReportQuery { from?: string; to?: string; target?: string; format: 'json' | 'text' }
 
 export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, clock: Clock): void {
   app.get<{ Querystring: EventsQuery }>('/api/events', {
@@ -78,6 +88,27 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
     const fromMs = q.from === undefined ? undefined : parseTime('from', q.from, nowMs, nowMs);
     if (fromMs !== undefined && toMs !== undefined) checkRange(fromMs, toMs);
     return { alerts: queries.alerts({ state: q.state, fromMs, toMs, limit: q.limit }).map(alertJson) };
+  });
+
+  app.get<{ Querystring: ReportQuery }>('/api/report', {
+    schema: {
+      querystring: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { ...timeParams, target: nonEmpty, format: { type: 'string', enum: ['json', 'text'], default: 'json' } },
+      },
+    },
+  }, async (request, reply) => {
+    const q = request.query;
+    const nowMs = clock.nowMs();
+    // As `pgvigil report`: the last 24 hours unless told otherwise.
+    const toMs = parseTime('to', q.to, nowMs, nowMs);
+    const fromMs = parseTime('from', q.from, toMs - DAY_MS, nowMs);
+    checkRange(fromMs, toMs);
+    if (toMs - fromMs > MAX_REPORT_WINDOW_MS) throw new BadRequest('from..to is longer than 7 days: use a shorter window, or `pgvigil report` on the store file');
+    const report = storedIncidentReport(queries, { fromMs, toMs, target: q.target ?? null });
+    if (q.format === 'text') return reply.type('text/plain; charset=utf-8').send(renderIncidentReportText(report));
+    return report;
   });
 
   app.get<{ Params: { id: number } }>('/api/alerts/:id', {

@@ -110,7 +110,29 @@ describe('HTTP app', () => {
     expect(await get('/api/alerts/4242')).toMatchObject({ status: 404, body: { error: 'not_found' } });
   });
 
+  it('reports a past window as `pgvigil report` does: alerts, timeline, summary; as JSON or text', async () => {
+    const report = await get('/api/report');
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({ from: new Date(T0 + 60_000 - 86_400_000).toISOString(), target: null, timeline_omitted: 0 });
+    expect(report.body.alerts).toEqual([expect.objectContaining({ rule: 'deadlocks', state: 'firing', summary: '2 deadlocks' })]);
+    expect(report.body.timeline.map((e: { what: string }) => e.what)).toEqual(['deadlock', 'deadlock', 'alert_firing']);
+    expect(report.body.summary.events_by_kind.deadlock).toBe(2);
+
+    const text = await get(`/api/report?from=${T0}&to=${T0 + 1_500}&format=text`);
+    expect(text.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(text.body).toMatch(/^pgvigil report: 2026-10-14T03:00:00.000Z to 2026-10-14T03:00:01.500Z\n/);
+    // The alert fired after this window.
+    expect(text.body).toContain('Alerts (0)\n  none fired in this window\n');
+    expect(text.body).toContain('Timeline (2 entries)\n');
+
+    const other = await get('/api/report?target=db2');
+    expect(other.body).toMatchObject({ target: 'db2', alerts: [], timeline: [] });
+  });
+
   it.each([
+    ['/api/report?from=now-8d', /longer than 7 days/],
+    ['/api/report?format=html', /format/],
+    ['/api/report?form=now-1h', /must NOT have additional properties/],
     ['/api/events?kind=vacuum', /kind/],
     ['/api/events?limit=0', /limit/],
     ['/api/events?limit=abc', /limit/],

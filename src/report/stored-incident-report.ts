@@ -1,0 +1,26 @@
+/**
+ * The incident report of a past window as the store holds it: the alerts that were firing in
+ * it, their transitions and the window's events, handed to buildIncidentReport. Shared by
+ * `pgvigil report` and GET /api/report so both say the same.
+ */
+import type { StoreQueries } from '../store/queries.js';
+import { buildIncidentReport, type IncidentReport } from './incident-report.js';
+
+/** Alerts read for one report: far more than one window's incidents. */
+const MAX_ALERTS = 1_000;
+
+export interface ReportWindow {
+  fromMs: number;
+  toMs: number;
+  /** Only this target's alerts and events; null: every target. */
+  target: string | null;
+}
+
+export function storedIncidentReport(queries: StoreQueries, { fromMs, toMs, target }: ReportWindow): IncidentReport {
+  const alerts = queries.alerts({ fromMs, toMs, limit: MAX_ALERTS }).filter((a) => target === null || a.target === target);
+  return buildIncidentReport({
+    fromMs, toMs, target, alerts,
+    transitions: queries.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
+    events: queries.eventsInOrder({ fromMs, toMs, ...(target !== null ? { target } : {}) }),
+  });
+}
