@@ -173,6 +173,55 @@ const logicalSlotInvalidated: Check = (events, major) => {
   if (major >= 16) expectNumbers(invalidated.details, ['exceeded_bytes'], 'slot invalidation DETAIL');
 };
 
+/** The record VACUUM's pruning replays as (the one that waits on a snapshot or a buffer pin). */
+function pruneRecord(major: number): string {
+  // PG 17+: pruning and freezing became one record.
+  return major >= 17 ? 'Heap2/PRUNE_VACUUM_SCAN' : 'Heap2/PRUNE';
+}
+
+/** Every recovery_conflict event has `reason`: the recipe provoked no other conflict (a snapshot one, say). */
+function expectOnlyConflictsOn(events: Events, reason: string): void {
+  const reasons = ofKind(events, 'recovery_conflict').map((event) => event.details.reason);
+  expect(reasons.length, `recovery_conflict events on ${reason}`).toBeGreaterThan(0);
+  expect(reasons.filter((found) => found !== reason), `recovery_conflict events not on ${reason}`).toEqual([]);
+}
+
+/** The startup process's "still waiting" and "finished waiting" lines on `reason`, `count` of each, with the record it replays. */
+function expectReplayWaits(events: Events, reason: string, count: number, redoRecord: string): LogEvent<'recovery_conflict_wait'>[] {
+  const waits = ofKind(events, 'recovery_conflict_wait');
+  expect(waits.map((event) => event.details.reason).filter((found) => found !== reason), `replay waits not on ${reason}`).toEqual([]);
+  const waiting = waits.filter((event) => event.details.phase === 'waiting');
+  expect(waiting, `"recovery still waiting" lines on ${reason}`).toHaveLength(count);
+  expect(waits.filter((event) => event.details.phase === 'finished'), `"recovery finished waiting" lines on ${reason}`).toHaveLength(count);
+  for (const event of waits) {
+    expectNumbers(event.details, ['wait_ms'], `recovery wait on ${reason}`);
+    expect(event.details.redo_lsn, `recovery wait on ${reason}: redo LSN`).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+    expect(event.details.redo_record).toBe(redoRecord);
+  }
+  return waiting;
+}
+
+const standbyBufferPinConflicts: Check = (events, major) => {
+  expectOnlyConflictsOn(events, 'bufferpin');
+  const idle = findEvent(events, 'recovery_conflict', 'the idle session holding the cursor terminated', (e) => e.details.reason === 'bufferpin' && e.details.fatal && e.details.statement === null);
+  const busy = findEvent(events, 'recovery_conflict', 'pg_sleep cancelled while its cursor holds the pin', (e) => e.details.reason === 'bufferpin' && !e.details.fatal);
+  expect(idle).toMatchObject({ level: 'FATAL', details: { detail: 'User was holding shared buffer pin for too long.' } });
+  expect(busy).toMatchObject({ level: 'ERROR', details: { statement: 'SELECT pg_sleep(60)' } });
+  expect(busy.details.pid).not.toBe(idle.details.pid);
+  for (const event of [idle, busy]) expect(event.sqlstate ?? '40001').toBe('40001');
+  // LockBufferForCleanup() logs its wait without a process list: the pin's holder is not known.
+  for (const waiting of expectReplayWaits(events, 'bufferpin', 2, pruneRecord(major))) expect(waiting.details.conflicting_pids).toBeNull();
+};
+
+const standbyTablespaceConflict: Check = (events) => {
+  expectOnlyConflictsOn(events, 'tablespace');
+  const cancelled = findEvent(events, 'recovery_conflict', 'pg_sleep cancelled while its cursor keeps a temp file', (e) => e.details.reason === 'tablespace' && !e.details.fatal);
+  expect(cancelled).toMatchObject({ level: 'ERROR', details: { statement: 'SELECT pg_sleep(60)', detail: 'User was or might have been using tablespace that must be dropped.' } });
+  expect(cancelled.sqlstate ?? '40001').toBe('40001');
+  const [waiting] = expectReplayWaits(events, 'tablespace', 1, 'Tablespace/DROP');
+  expect(waiting?.details.conflicting_pids).toEqual([cancelled.details.pid]);
+};
+
 const standbyRecoveryConflicts: Check = (events, major) => {
   const snapshot = findEvent(events, 'recovery_conflict', 'snapshot conflict cancelling pg_sleep', (e) => e.details.reason === 'snapshot');
   expect(snapshot).toMatchObject({ level: 'ERROR', details: { fatal: false, statement: 'SELECT pg_sleep(60)' } });
@@ -183,7 +232,7 @@ const standbyRecoveryConflicts: Check = (events, major) => {
     expect(waiting.details.conflicting_pids).toHaveLength(1);
     expectNumbers(waiting.details, ['wait_ms'], `recovery wait on ${reason}`);
     expect(waiting.details.redo_lsn, `recovery wait on ${reason}: redo LSN`).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
-    expect(waiting.details.redo_record).toBe(reason === 'lock' ? 'Standby/LOCK' : major >= 17 ? 'Heap2/PRUNE_VACUUM_SCAN' : 'Heap2/PRUNE');
+    expect(waiting.details.redo_record).toBe(reason === 'lock' ? 'Standby/LOCK' : pruneRecord(major));
     findEvent(events, 'recovery_conflict_wait', `replay finished waiting on ${reason}`, (e) => e.details.reason === reason && e.details.phase === 'finished' && e.details.wait_ms !== null);
   }
   // PG 19+: the standby's lock wait names the lock in a CONTEXT line before "WAL redo at".
@@ -253,6 +302,8 @@ const CHECKS: Record<string, Check> = {
   'log-statement-all': ddlCheck(['TRUNCATE', 'VACUUM FULL', 'CLUSTER', 'DROP TABLE']),
   'logical-slot-invalidated': logicalSlotInvalidated,
   'standby-recovery-conflicts': standbyRecoveryConflicts,
+  'standby-buffer-pin-conflicts': standbyBufferPinConflicts,
+  'standby-tablespace-conflict': standbyTablespaceConflict,
   'backend-killed-crash-restart': backendKilledCrashRestart,
   'parallel-autovacuum': parallelVacuum('parallel_autovacuum', (planned, launched) => {
     expect(planned).toBe(3);

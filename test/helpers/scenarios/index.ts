@@ -7,7 +7,7 @@ import { backendKilledCrashRestart } from './crash.js';
 import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
 import { checkpointRequested, logStatementAll, logStatementDdl, tempFilesSort } from './maintenance.js';
 import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumStarved } from './parallel-autovacuum.js';
-import { standbyRecoveryConflicts } from './recovery-conflicts.js';
+import { standbyBufferPinConflicts, standbyRecoveryConflicts, standbyTablespaceConflict } from './recovery-conflicts.js';
 import { repackConcurrentlyHoldsBackVacuum, repackLockTimeoutAtSwap } from './repack.js';
 import type { Scenario } from './scenario.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
@@ -32,6 +32,8 @@ export const SCENARIOS: readonly Scenario[] = [
   repackConcurrentlyHoldsBackVacuum,
   repackLockTimeoutAtSwap,
   standbyRecoveryConflicts,
+  standbyBufferPinConflicts,
+  standbyTablespaceConflict,
   backendKilledCrashRestart,
 ];
 
