@@ -166,6 +166,38 @@ describe('PollScheduler against PostgreSQL 18', () => {
     }
   });
 
+  it('does not let a server-wide run that was in flight during a DROP DATABASE bring its series back', async () => {
+    await primary.query('CREATE DATABASE inflight');
+    const clock = new ManualClock();
+    // Reads pg_database with a snapshot taken before the drop, and returns after it.
+    const databases = queryCollector({
+      name: 'dbs', scope: 'server', intervalMs: 60_000, timeoutMs: 10_000,
+      metrics: [{ name: 'test_dbs', type: 'gauge', help: 'test' }],
+      sql: () => "SELECT datname FROM pg_database, pg_sleep(CASE WHEN current_setting('application_name') = 'pgvigil' THEN 1 ELSE 0 END) WHERE datallowconn",
+      map: (rows: readonly Row[], ctx: MapContext): Sample[] =>
+        rows.map((r) => ({ target: ctx.target, name: 'test_dbs', labels: { datname: String(r.datname) }, tsMs: ctx.nowMs, value: 1 })),
+    });
+    const { poller, batches } = scheduler(primary, [databases], { clock, probeIntervalMs: 5_000 });
+    const seen = (): string[] => [...poller.latest.values()].filter((s) => s.name === 'test_dbs').map((s) => s.labels.datname ?? '');
+    await poller.start();
+    try {
+      await poller.whenIdle();
+      expect(seen()).toContain('inflight');
+      const run = poller.runOnce((c) => c.name === 'dbs');
+      await waitUntil(async () => (await primary.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgvigil' AND query LIKE '%pg_sleep%' AND state = 'active'")).length === 1,
+        WAIT_MS, 'the run reading pg_database');
+      await primary.query('DROP DATABASE inflight');
+      await clock.advance(5_000); // the probe: databases refreshed, inflight forgotten
+      await waitUntil(() => !poller.knownDatabases.includes('inflight') && !seen().includes('inflight'), WAIT_MS, 'inflight forgotten');
+      await run;
+      expect(seen()).not.toContain('inflight');
+      expect(seen()).toContain('postgres');
+      expect(lastRun(batches, 'dbs', 'postgres')?.map((s) => s.labels.datname)).not.toContain('inflight');
+    } finally {
+      await poller.stop();
+    }
+  });
+
   /** pgvigil's backends connected to a database, as the server lists them. */
   const pollerPids = async (db: string): Promise<number[]> => (await primary.query<{ pid: number }>(
     "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'pgvigil' ORDER BY pid", [db])).map((r) => r.pid);

@@ -134,6 +134,11 @@ export class PollScheduler implements Component {
   private readonly collectorStats = new Map<string, CollectorStats>();
   /** The samples of each collector's last run per database: replacing a run's array is O(1). */
   private readonly runSamples = new Map<string, Sample[]>();
+  /**
+   * Databases seen dropped (until one of the name is created again): a server-wide run that was
+   * in flight during the drop still returns their rows, which must not bring them back.
+   */
+  private readonly droppedDatabases = new Set<string>();
   private latestView: Map<string, Sample> | null = null;
   private readonly lastErrorCode = new Map<string, string>();
   private readonly statusListeners: Array<(status: PollStatus) => void> = [];
@@ -384,8 +389,10 @@ export class PollScheduler implements Component {
   private async refreshDatabases(): Promise<void> {
     const rows = await this.connections.query(this.connections.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
     const found = rows.map((r) => String(r.datname));
+    for (const name of found) this.droppedDatabases.delete(name);
     for (const gone of this.databases.filter((d) => !found.includes(d))) {
       this.options.logger.info({ target: this.options.target, database: gone }, 'database gone; no longer polled');
+      this.droppedDatabases.add(gone);
       for (const c of this.options.collectors) {
         c.forget?.(gone);
         // An empty run: its series leave latest and, through the sink, /metrics.
@@ -498,7 +505,7 @@ export class PollScheduler implements Component {
       // of a per-database run that ended after its database was dropped and forgotten.
       if (generation !== this.generation || !this.running) return 0;
       if (c.scope === 'per-database' && !this.databases.includes(db)) return 0;
-      this.accept(runKey, samples);
+      this.accept(runKey, this.droppedDatabases.size === 0 ? samples : samples.filter((s) => !this.droppedDatabases.has(s.labels.datname ?? '')));
       if (this.lastErrorCode.delete(runKey)) {
         this.options.logger.info({ target: this.options.target, collector: c.name, database: db }, 'collector recovered');
       }
@@ -544,11 +551,15 @@ export class PollScheduler implements Component {
    * Removes a dropped database's series that server-wide collectors reported (pg_database_size
    * runs every 5 minutes: its last sample must not outlive the database that long).
    */
+  /**
+   * Removes a dropped database's series from the other runs (server-wide collectors report every
+   * database) and resends those runs without them, so /metrics loses them at once. The store
+   * keeps one row per series and time, so the resent samples replace themselves.
+   */
   private forgetDatabaseSeries(datname: string): void {
-    for (const [runKey, samples] of this.runSamples) {
-      if (samples.some((s) => s.labels.datname === datname)) this.runSamples.set(runKey, samples.filter((s) => s.labels.datname !== datname));
+    for (const [runKey, samples] of [...this.runSamples]) {
+      if (samples.some((s) => s.labels.datname === datname)) this.accept(runKey, samples.filter((s) => s.labels.datname !== datname));
     }
-    this.latestView = null;
   }
 
   /** Removes from latest the series of the runs whose key starts with prefix. */

@@ -168,8 +168,9 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     await sb.waitForSample('pg_standby_replay_standing_still_seconds', {}, (v) => v === 0, 'replay moving again');
   });
 
-  // Retried while watched: series of the dropped database lingered in latest in some loaded runs.
-  it('picks up a database created while running and forgets it once dropped', { retry: 2 }, async () => {
+  // It once failed about one run in five: a server-wide run in flight during the DROP brought
+  // the database's series back (fixed; poll-scheduler.test.ts reproduces that race on purpose).
+  it('picks up a database created while running and forgets it once dropped', async () => {
     await ctx.primary.query('CREATE DATABASE pop');
     await ctx.primary.query('CREATE TABLE visits (id int PRIMARY KEY)', [], 'pop');
     await ctx.poller.waitForSample('pg_stat_user_tables_tables', { datname: 'pop' }, (v) => v === 1, 'the new database polled');
