@@ -40,7 +40,7 @@ export interface Config {
   };
   retention: { maxAgeMs: number; maxSizeBytes: number };
   notify: {
-    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string } | null;
+    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } | null;
     alertmanager: { url: string } | null;
     webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null }>;
   };
@@ -194,7 +194,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     },
     retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576 },
     notify: {
-      pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url } : null,
+      pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms } : null,
       alertmanager: raw.notify.alertmanager,
       webhooks: raw.notify.webhooks.map((w, i) => ({
         url: w.url,

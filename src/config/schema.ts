@@ -88,6 +88,11 @@ const pagerduty = z
     routing_key_file: z.string().nullable().default(null),
     events_url: z.string().url().default('https://events.pagerduty.com/v2/enqueue'),
     change_url: z.string().url().default('https://events.pagerduty.com/v2/change/enqueue'),
+    /**
+     * How long a new incident's first trigger is held so that a storm (40 tables at once) pages
+     * once, counted; 0 pages at once. At most 5 minutes: longer would hide an incident's start.
+     */
+    group_wait_ms: z.number().int().min(0).max(300_000).default(10_000),
   })
   .strict();
 

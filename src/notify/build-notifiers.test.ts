@@ -68,6 +68,12 @@ describe('buildNotifiers', () => {
     expect(notifiers.map((n) => [n.constructor, n.channel])).toEqual(expected);
   });
 
+  it('holds a new incident\'s first PagerDuty page for group_wait_ms, 10 s unless configured', () => {
+    const waitOf = (name: string, section: string): number | undefined => notifiersFrom(name, `notify:\n  pagerduty: { routing_key: ${ROUTING_KEY}${section} }\n`)[0]?.groupWaitMs;
+    expect(waitOf('pd-default.yaml', '')).toBe(10_000);
+    expect(waitOf('pd-no-wait.yaml', ', group_wait_ms: 0')).toBe(0);
+  });
+
   it('takes the PagerDuty routing key from the environment when the file gives none', () => {
     const file = join(dir, 'pd-env.yaml');
     writeFileSync(file, 'notify:\n  pagerduty: {}\n');

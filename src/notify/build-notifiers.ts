@@ -16,6 +16,7 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
       routingKey: pagerduty.routingKey,
       eventsUrl: pagerduty.eventsUrl,
       changeUrl: pagerduty.changeUrl,
+      groupWaitMs: pagerduty.groupWaitMs,
       clusterFor: (target) => clusterOf.get(target) ?? null,
     }));
   }
