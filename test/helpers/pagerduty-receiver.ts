@@ -5,8 +5,9 @@
  * way PagerDuty does: a trigger on a dedup_key without an open incident opens one (a page), a
  * trigger on an open one only adds to it, a resolve closes it.
  *
- * Tests script failures with `failNext(status, count)` (429, 500...) and take it down and up
- * with `stop()` / `start()` (same port, so the sender sees connection refused in between).
+ * Tests script failures with `failNext(status, count)` (429, 500...), an outage that still
+ * answers with `failAll(status)` until `failAll(null)`, and take it down and up with `stop()` /
+ * `start()` (same port, so the sender sees connection refused in between).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +38,7 @@ export class PagerDutyReceiver {
   /** Every incident ever opened, in order; a dedup key may appear again after a resolve. */
   readonly incidents: Incident[] = [];
   private scripted: number[] = [];
+  private outageStatus: number | null = null;
   private server: http.Server | null = null;
   private portNumber = 0;
   private waiters: Array<() => void> = [];
@@ -67,6 +69,11 @@ export class PagerDutyReceiver {
   /** The next `count` well-formed requests get `status` instead of 202. */
   failNext(status: number, count = 1): void {
     for (let i = 0; i < count; i++) this.scripted.push(status);
+  }
+
+  /** Every well-formed request gets `status` (503...) until `failAll(null)`; failNext() goes first. */
+  failAll(status: number | null): void {
+    this.outageStatus = status;
   }
 
   async start(): Promise<void> {
@@ -115,7 +122,7 @@ export class PagerDutyReceiver {
       } catch {
         errors = ['body is not JSON'];
       }
-      let status = errors.length > 0 ? 400 : (this.scripted.shift() ?? 202);
+      let status = errors.length > 0 ? 400 : (this.scripted.shift() ?? this.outageStatus ?? 202);
       if (req.headers['content-type'] !== 'application/json') {
         errors.push('content-type must be application/json');
         status = 400;
