@@ -114,6 +114,22 @@ describe('AlertStore', () => {
     expect(pd.body.payload.severity).toBe('critical');
   });
 
+  it('rewrites a notification still waiting when the summary changes, and files none for one already sent', () => {
+    const { db, store } = setup();
+    store.fire(input('orders', { summary: 'the server is reinitializing' }), T0);
+    const pending = (channel: string) => outbox(db).find((r) => r.channel === channel);
+    const heldUntil = pending('pagerduty')!.next_attempt_ms;
+    // The webhook's notification went out meanwhile; PagerDuty's is still held for its group wait.
+    db.prepare("DELETE FROM outbox WHERE channel = 'webhook'").run();
+    store.fire(input('orders', { summary: 'the server recovered' }), T0 + 2_000);
+    const pd = pending('pagerduty')!;
+    expect(JSON.parse(pd.payload).body.payload.summary).toContain('the server recovered');
+    expect(pd).toMatchObject({ revision: 1, next_attempt_ms: heldUntil });
+    expect(JSON.parse(pending('alertmanager')!.payload).alert.annotations.summary).toBe('the server recovered');
+    expect(pending('webhook')).toBeUndefined();
+    expect(outbox(db)).toHaveLength(2);
+  });
+
   it('returns null when resolving a key that is not firing', () => {
     const { store } = setup();
     expect(store.resolve('nothing/here', T0)).toBeNull();

@@ -98,7 +98,9 @@ export class AlertStore {
 
   /**
    * Opens an alert, or updates the one already firing under this dedup key. An update notifies
-   * only when the severity changed; summary and evidence are kept current either way.
+   * only when the severity changed; summary and evidence are kept current either way, and so is
+   * a notification of it still waiting in the outbox (a page held for its group wait, or retried
+   * while PagerDuty is down, then says what is true when it goes out).
    */
   fire(input: FireInput, nowMs: number): TransitionResult {
     const result = this.db.transaction(() => {
@@ -169,9 +171,12 @@ export class AlertStore {
   private update(open: AlertRow, input: FireInput, nowMs: number): TransitionResult {
     this.sql.updateAlert.run(input.severity, JSON.stringify(input.labels), input.summary, JSON.stringify(input.evidence), nowMs, open.id);
     const alert = this.alertById(open.id);
-    if (open.severity === input.severity) return { alert, transition: null };
-    const transition = this.record(alert, 'firing', nowMs);
     const incident = open.incident_id === null ? null : (this.sql.incidentById.get(open.incident_id) as IncidentRow);
+    if (open.severity === input.severity) {
+      if (open.summary !== input.summary) this.notify(alert, transitionOf(alert, 'firing', alert.startedMs), incident, false, nowMs, 'pending only');
+      return { alert, transition: null };
+    }
+    const transition = this.record(alert, 'firing', nowMs);
     this.notify(alert, transition, incident, false, nowMs);
     return { alert, transition };
   }
@@ -191,8 +196,11 @@ export class AlertStore {
     return transitionOf(alert, to, nowMs);
   }
 
-  /** Files the outbox rows of one transition, per channel: the alert itself or its incident. */
-  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, created: boolean, nowMs: number): void {
+  /**
+   * Files the outbox rows of one transition, per channel: the alert itself or its incident.
+   * 'pending only': rewrites the notifications still waiting and files no new one.
+   */
+  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, created: boolean, nowMs: number, only?: 'pending only'): void {
     const view = incident ? this.incidentView(incident, transition, nowMs) : null;
     for (const notifier of this.notifiers) {
       const notification: Notification = notifier.groupBy === 'incident' && view
@@ -200,6 +208,7 @@ export class AlertStore {
         : { kind: 'alert', alert, transition };
       const outbound = notifier.format(notification);
       if (outbound === null) continue;
+      if (only === 'pending only' && !this.outbox.hasPendingFor(notifier.channel, outbound.dedupKey)) continue;
       const dueMs = created && view !== null && notifier.groupBy === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
       this.outbox.enqueue(notifier.channel, outbound, nowMs, dueMs, alert.id);
     }
