@@ -10,7 +10,10 @@
  * newline, and its lines are slices of their slab: a binding call per line less (some 10% of
  * pgvigil analyze on a log of vacuum reports). A slice keeps its slab alive wherever it is kept
  * (a metric label, a summary key), so slabs are small: a kept name costs at most one slab, not
- * the 64 KiB chunk. Other text is decoded as UTF-8 a line at a time.
+ * the 64 KiB chunk. The price, measured on live ingest of 1 GiB: peak RSS 150 MB instead of
+ * 122 MB, slabs of entries waiting for the store being promoted and collected only by a full GC;
+ * the live heap after one stays at about 9 MB either way. Other text is decoded as UTF-8 a line
+ * at a time.
  */
 import { isAscii } from 'node:buffer';
 import type { PhysicalLine } from '../parsers/framer.js';
