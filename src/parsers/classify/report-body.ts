@@ -79,9 +79,9 @@ export class ReportBody<T> {
     });
     if (!shaped || lines.length === 0) return;
     const shape = this.shapeOf(lines);
+    if (shape === null) return;
     // forEachLaterLine trims lines and skips blank ones; the regex does not: a report with such
     // lines is not a shape to keep.
-    if (shape === null) return;
     shape.regex.lastIndex = headerEnd;
     if (!shape.regex.test(message)) return;
     const recent = this.recentByTable.get(table);
