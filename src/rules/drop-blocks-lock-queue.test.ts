@@ -90,6 +90,17 @@ describe('drop-blocks-lock-queue', () => {
       expect(evaluate([], 4, readerSamples)).toEqual([]);
     });
 
+    it('ends when the log says the DROP got its lock, though the samples taken before are still fresh', () => {
+      // Seen live on PG 18: the samples kept the alert open (its summary still counting the wait
+      // up, without the log evidence) until they went stale.
+      const samples = [sampled(60010, 'AccessExclusiveLock', 'DROP TABLE build_logs', '59990', '_ _ 10 15 _'),
+        sampled(60011, 'AccessShareLock', 'SELECT * FROM build_logs WHERE id = 1', '60010', '_ _ _ 5 _'), sessions('_ _ 1 2 _')];
+      expect(evaluate([ddl, reader1], 4, samples)).toHaveLength(1);
+      const acquired = wait(3.5, 60010, 'AccessExclusiveLock', DROP, [], { phase: 'acquired' });
+      expect(evaluate([ddl, reader1, acquired], 4, samples)).toEqual([]);
+      expect(evaluate([acquired], 4, samples)).toEqual([]);
+    });
+
     it('a logged wait ends when a complete sample of its database no longer shows the DROP', () => {
       expect(evaluate([ddl, reader1, reader2], 4, [sessions('_ _ _ _ 0')])).toEqual([]);
       // Not complete (more waiters than are reported one by one): absence proves nothing.

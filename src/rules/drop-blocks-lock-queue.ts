@@ -13,7 +13,7 @@
  *   restart, or its absence from a complete lock-wait sample; with no news for `activeForMs` it is
  *   given up.
  * - the pg_lock_waits samples (lock-wait-samples.ts): a waiting DDL session and the sessions whose
- *   pg_blocking_pids name it.
+ *   pg_blocking_pids name it; a sample taken before the log shows that wait's end is out of date.
  */
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
@@ -63,7 +63,7 @@ export function dropBlocksLockQueue(options: DropBlocksLockQueueOptions = DEFAUL
     evaluate(view, nowMs) {
       const samples = sampledWaiters(view);
       const queued = new Map<string, QueuedDdl>();
-      for (const ddl of [...fromLog(view, nowMs - options.activeForMs, samples), ...fromSamples(samples)]) {
+      for (const ddl of [...fromLog(view, nowMs - options.activeForMs, samples), ...fromSamples(view, samples)]) {
         const key = findingKey(ID, ddl.target, ddl.pid);
         const known = queued.get(key);
         if (!known) queued.set(key, ddl);
@@ -104,10 +104,12 @@ function fromLog(view: RuleView, sinceMs: number, samples: SampledWaiter[]): Que
   return out;
 }
 
-function fromSamples(samples: SampledWaiter[]): QueuedDdl[] {
+function fromSamples(view: RuleView, samples: SampledWaiter[]): QueuedDdl[] {
   return samples.flatMap((s) => {
     const command = isQueueingDdl(s.mode, s.query);
-    if (!command) return [];
+    // A sample stays fresh for a while after the wait it saw ended: the log knows better. A backend
+    // waits for one lock at a time, so any end of its wait logged after the sample is this one's.
+    if (!command || endLogged(view, s.target, s.pid, s.tsMs, () => true)) return [];
     return [{
       target: s.target, pid: s.pid, what: `${command.command} ${command.relation ?? s.relname}`.trim(), database: s.datname || null,
       waitStartMs: s.tsMs - (s.waitSeconds ?? 0) * 1000, holders: new Set(s.blockingPids), blocked: new Set<number>(), eventIds: [],
@@ -131,14 +133,19 @@ function sameLock(a: Wait, b: Wait): boolean {
 
 function ended(view: RuleView, w: Wait, samples: SampledWaiter[]): boolean {
   const pid = w.details.waiting_pid;
-  const after = { sinceMs: w.tsMs, target: w.target, pid };
-  if (view.events('lock_wait', after).some((e) => e.id !== w.id && ENDED_PHASES.has(e.details.phase) && sameLock(e, w))) return true;
-  const failed = (['lock_timeout', 'deadlock', 'statement_timeout', 'generic'] as const)
-    .some((kind) => view.events(kind, after).some((e) => e.id !== w.id && ERROR_LEVELS.has(e.level)));
-  if (failed || view.events('server_restart', { sinceMs: w.tsMs, target: w.target }).length > 0) return true;
+  if (endLogged(view, w.target, pid, w.tsMs, (e) => e.id !== w.id && sameLock(e, w))) return true;
   // Cancelled without a logged error (a client disconnect): the complete samples no longer show it.
   return w.database !== null && allWaitersSampled(view, w.target, w.database) &&
     !samples.some((s) => s.target === w.target && s.pid === pid);
+}
+
+/** The log shows the session's lock wait over since sinceMs: the lock (isWait) acquired or given up, an error, a restart. */
+function endLogged(view: RuleView, target: string, pid: number, sinceMs: number, isWait: (e: Wait) => boolean): boolean {
+  const after = { sinceMs, target, pid };
+  if (view.events('lock_wait', after).some((e) => ENDED_PHASES.has(e.details.phase) && isWait(e))) return true;
+  const failed = (['lock_timeout', 'deadlock', 'statement_timeout', 'generic'] as const)
+    .some((kind) => view.events(kind, after).some((e) => ERROR_LEVELS.has(e.level)));
+  return failed || view.events('server_restart', { sinceMs, target }).length > 0;
 }
 
 /** Sessions queued behind the DDL: later waiters on the relation and PIDs after it in a wait queue. */
