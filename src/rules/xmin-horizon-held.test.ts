@@ -65,6 +65,13 @@ describe('xmin-horizon-held', () => {
     expect(finding?.severity).toBe('error');
   });
 
+  it('counts a session once, by its newest sample, though each query it ran left a series with other labels', () => {
+    const earlier = SESSION.replace('SELECT * FROM orders WHERE id = 1', 'SELECT 1');
+    const [finding] = evaluate([age(earlier, '6e6 6e6 6e6 _'), age(SESSION, '_ _ _ 6e6')]);
+    expect(finding?.summary).toMatch(/held by session pid 4242 .*last query: SELECT \* FROM orders WHERE id = 1; vacuum cannot remove rows deleted since, in database shop$/);
+    expect(finding?.evidence.facts.holders_over_threshold).toBe(1);
+  });
+
   it('keeps one alert per target while the holder changes, and resolves when the horizon moves on', () => {
     const series = [age(SESSION, '6e6 7e6 _ _ _ _'), age(PREPARED, '_ _ 8e6 9e6 1e6 1e6')];
     const steps = transitionSteps(timeline([rule], new MemoryRuleView({ series, staleAfterMs: 0 }), instants(0, 5)));

@@ -34,7 +34,7 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
     description: 'The xmin horizon is old: vacuum cannot remove dead rows; names the session, prepared transaction, slot or standby holding it.',
     evaluate(view, nowMs) {
       const byTarget = new Map<string, LatestSample[]>();
-      for (const s of view.latest(HOLDER_AGE)) {
+      for (const s of newestPerHolder(view.latest(HOLDER_AGE))) {
         if (s.value === null || s.value < options.warnAgeXids || s.labels.scope === 'catalog') continue;
         byTarget.set(s.target, [...(byTarget.get(s.target) ?? []), s]);
       }
@@ -62,6 +62,22 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
       return findings;
     },
   };
+}
+
+/**
+ * One sample per holder, its newest: a session's labels (state, query) change with every query it
+ * runs, and the series it leaves behind stay fresh for a while; counted as they are, one session
+ * in a long transaction became "and N more holders" (seen live on PG 18). A slot or a prepared
+ * transaction is its name, a session or a walsender its pid.
+ */
+function newestPerHolder(samples: LatestSample[]): LatestSample[] {
+  const byHolder = new Map<string, LatestSample>();
+  for (const s of samples) {
+    const key = [s.target, s.labels.kind, s.labels.name || s.labels.pid || JSON.stringify(s.labels)].join('\u0000');
+    const seen = byHolder.get(key);
+    if (!seen || s.tsMs > seen.tsMs) byHolder.set(key, s);
+  }
+  return [...byHolder.values()];
 }
 
 /** Sessions the collector recognised as table maintenance (src/collectors/maintenance-kind.ts). */
