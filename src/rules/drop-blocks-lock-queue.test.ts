@@ -86,6 +86,15 @@ describe('drop-blocks-lock-queue', () => {
       expect(findings[0]?.evidence.facts.blocked_pids).toBe('60011, 60013');
     });
 
+    it('ends from the samples alone: the newest complete collection of the database no longer shows the DROP', () => {
+      const until3 = [sampled(60010, 'AccessExclusiveLock', 'DROP TABLE build_logs;', '59990', '_ _ 10 15 _'),
+        sampled(60011, 'AccessShareLock', 'SELECT * FROM build_logs WHERE id = 1', '59990,60010', '_ _ _ 5 _')];
+      expect(evaluate([], 3, [...until3, sessions('_ _ 1 2 0')])).toHaveLength(1);
+      expect(evaluate([], 4, [...until3, sessions('_ _ 1 2 0')])).toEqual([]);
+      // Not complete (more waiters than are reported one by one): the older samples still count.
+      expect(evaluate([], 4, [...until3, sessions('_ _ 1 2 99')])).toHaveLength(1);
+    });
+
     it('quiet: the sampled waiter is not a DDL', () => {
       expect(evaluate([], 4, readerSamples)).toEqual([]);
     });

@@ -23,10 +23,20 @@ export interface SampledWaiter {
   tsMs: number;
 }
 
+/**
+ * The waiters of each database's newest collection. A waiter sampled before a collection that
+ * listed every waiter of its database, and did not list it, waits no more: its sample would
+ * otherwise pass for current until it goes stale.
+ */
 export function sampledWaiters(view: RuleView): SampledWaiter[] {
+  const completeAtMs = new Map<string, number>();
+  for (const s of view.latest(SESSIONS)) {
+    if (s.value !== null && s.value <= SESSIONS_REPORTED) completeAtMs.set(`${s.target}\u0000${s.labels.datname ?? ''}`, s.tsMs);
+  }
   return view.latest(SESSION_WAIT).flatMap((s) => {
     const pid = Number(s.labels.pid);
     if (!Number.isInteger(pid) || s.labels.pid === '') return [];
+    if (s.tsMs < (completeAtMs.get(`${s.target}\u0000${s.labels.datname ?? ''}`) ?? -Infinity)) return [];
     return [{
       target: s.target, pid, datname: s.labels.datname ?? '', mode: s.labels.mode ?? '', relname: s.labels.relname ?? '',
       blockingPids: (s.labels.blocking_pids ?? '').split(',').filter((p) => p !== '').map(Number).filter(Number.isInteger),
