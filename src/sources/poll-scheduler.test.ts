@@ -193,8 +193,15 @@ describe('PollScheduler against PostgreSQL 18', () => {
       expect(seen()).not.toContain('inflight');
       expect(seen()).toContain('postgres');
       expect(lastRun(batches, 'dbs', 'postgres')?.map((s) => s.labels.datname)).not.toContain('inflight');
+      // Created again: its rows count again once the databases are refreshed.
+      await primary.query('CREATE DATABASE inflight');
+      await clock.advance(5_000);
+      await waitUntil(() => poller.knownDatabases.includes('inflight'), WAIT_MS, 'inflight known again');
+      await poller.runOnce((c) => c.name === 'dbs');
+      expect(seen()).toContain('inflight');
     } finally {
       await poller.stop();
+      await primary.query('DROP DATABASE IF EXISTS inflight');
     }
   });
 

@@ -96,6 +96,8 @@ export const SCHEDULER_METRICS: readonly MetricDef[] = [
 
 /** How long a disconnect waits for the old pools to close before reconnecting anyway. */
 const END_CONNECTIONS_WAIT_MS = 2_000;
+/** How long a dropped database's rows are kept out of server-wide runs: far longer than one runs. */
+const DROPPED_DATABASE_MEMORY_MS = 10 * 60_000;
 
 const PROBE_SQL = `
 SELECT current_setting('server_version_num')::int AS version_num, current_setting('server_version') AS version,
@@ -135,10 +137,12 @@ export class PollScheduler implements Component {
   /** The samples of each collector's last run per database: replacing a run's array is O(1). */
   private readonly runSamples = new Map<string, Sample[]>();
   /**
-   * Databases seen dropped (until one of the name is created again): a server-wide run that was
-   * in flight during the drop still returns their rows, which must not bring them back.
+   * Databases seen dropped, with when: a server-wide run that was in flight during the drop still
+   * returns their rows, which must not bring them back. Forgotten when one of the name is created
+   * again, or after DROPPED_DATABASE_MEMORY_MS, longer than any run lasts (a server that creates
+   * and drops databases all day must not grow this).
    */
-  private readonly droppedDatabases = new Set<string>();
+  private readonly droppedDatabases = new Map<string, number>();
   private latestView: Map<string, Sample> | null = null;
   private readonly lastErrorCode = new Map<string, string>();
   private readonly statusListeners: Array<(status: PollStatus) => void> = [];
@@ -389,10 +393,13 @@ export class PollScheduler implements Component {
   private async refreshDatabases(): Promise<void> {
     const rows = await this.connections.query(this.connections.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
     const found = rows.map((r) => String(r.datname));
-    for (const name of found) this.droppedDatabases.delete(name);
+    const nowMs = this.options.clock.nowMs();
+    for (const [name, droppedMs] of this.droppedDatabases) {
+      if (found.includes(name) || nowMs - droppedMs > DROPPED_DATABASE_MEMORY_MS) this.droppedDatabases.delete(name);
+    }
     for (const gone of this.databases.filter((d) => !found.includes(d))) {
       this.options.logger.info({ target: this.options.target, database: gone }, 'database gone; no longer polled');
-      this.droppedDatabases.add(gone);
+      this.droppedDatabases.set(gone, nowMs);
       for (const c of this.options.collectors) {
         c.forget?.(gone);
         // An empty run: its series leave latest and, through the sink, /metrics.
