@@ -14,9 +14,9 @@
 import { forEachLaterLine, type LineParser, type LineShape } from './usage-lines.js';
 
 /** Report shapes kept per reader: a server prints a handful (index counts vary); odd input must not grow memory. */
-export const MAX_REPORT_SHAPES = 64;
+const MAX_REPORT_SHAPES = 64;
 /** Tables whose shapes are remembered; past this, new tables are read line by line. */
-export const MAX_SHAPED_TABLES = 10_000;
+const MAX_SHAPED_TABLES = 10_000;
 /** Shapes remembered per table, the most recently seen first. */
 const SHAPES_PER_TABLE = 3;
 
