@@ -100,11 +100,8 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
     },
   }, async (request, reply) => {
     const q = request.query;
-    const nowMs = clock.nowMs();
     // As `pgvigil report`: the last 24 hours unless told otherwise.
-    const toMs = parseTime('to', q.to, nowMs, nowMs);
-    const fromMs = parseTime('from', q.from, toMs - DAY_MS, nowMs);
-    checkRange(fromMs, toMs);
+    const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS);
     if (toMs - fromMs > MAX_REPORT_WINDOW_MS) throw new BadRequest('from..to is longer than 7 days: use a shorter window, or `pgvigil report` on the store file');
     const report = storedIncidentReport(queries, { fromMs, toMs, target: q.target ?? null });
     if (q.format === 'text') return reply.type('text/plain; charset=utf-8').send(renderIncidentReportText(report));
@@ -120,10 +117,10 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
   });
 }
 
-/** from/to of /api/events and /api/series: to defaults to now, from to an hour before to. */
-function timeRange(q: { from?: string; to?: string }, nowMs: number): { fromMs: number; toMs: number } {
+/** from/to of a query: to defaults to now, from to `defaultWindowMs` (an hour) before to. */
+function timeRange(q: { from?: string; to?: string }, nowMs: number, defaultWindowMs = HOUR_MS): { fromMs: number; toMs: number } {
   const toMs = parseTime('to', q.to, nowMs, nowMs);
-  const fromMs = parseTime('from', q.from, toMs - HOUR_MS, nowMs);
+  const fromMs = parseTime('from', q.from, toMs - defaultWindowMs, nowMs);
   checkRange(fromMs, toMs);
   return { fromMs, toMs };
 }

@@ -31,7 +31,7 @@ export interface SampledWaiter {
 export function sampledWaiters(view: RuleView): SampledWaiter[] {
   const completeAtMs = new Map<string, number>();
   for (const s of view.latest(SESSIONS)) {
-    if (s.value !== null && s.value <= SESSIONS_REPORTED) completeAtMs.set(`${s.target}\u0000${s.labels.datname ?? ''}`, s.tsMs);
+    if (listsEveryWaiter(s.value)) completeAtMs.set(`${s.target}\u0000${s.labels.datname ?? ''}`, s.tsMs);
   }
   return view.latest(SESSION_WAIT).flatMap((s) => {
     const pid = Number(s.labels.pid);
@@ -51,6 +51,10 @@ export function sampledWaiters(view: RuleView): SampledWaiter[] {
  * by one.
  */
 export function allWaitersSampled(view: RuleView, target: string, datname: string): boolean {
-  const count = view.latest(SESSIONS, { target, labels: { datname } })[0]?.value;
+  return listsEveryWaiter(view.latest(SESSIONS, { target, labels: { datname } })[0]?.value);
+}
+
+/** A collection with this many waiters reported each of them one by one. */
+function listsEveryWaiter(count: number | null | undefined): boolean {
   return count !== undefined && count !== null && count <= SESSIONS_REPORTED;
 }
