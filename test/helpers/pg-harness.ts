@@ -26,10 +26,10 @@ export interface ServerOptions {
   name?: string;
 }
 
-const ALL_VERSIONS: PgVersion[] = [15, 18, 19];
+const ALL_VERSIONS: PgVersion[] = [13, 14, 15, 16, 17, 18, 19];
 const startedServers = new Set<PgServer>();
 
-/** Versions that can run here: 18 always; 15 and 19 when installed. */
+/** Versions that can run here: the npm ones (13, 14, 16, 17, 18) always; 15 and 19 when installed. */
 export function availableVersions(): PgVersion[] {
   return ALL_VERSIONS.filter((version) => pgAvailability(version).ok);
 }

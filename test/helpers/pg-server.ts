@@ -127,7 +127,7 @@ export class Cluster implements PgServer {
       '--encoding=UTF8',
       '--locale=C',
       '--no-sync',
-      '--no-instructions',
+      ...(this.install.version >= 14 ? ['--no-instructions'] : []), // new in 14
     ]);
     this.writeOwned(path.join(this.dataDir, 'pg_hba.conf'), PG_HBA);
   }

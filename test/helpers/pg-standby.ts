@@ -1,7 +1,8 @@
 /**
  * Builds a streaming standby from a running primary without pg_basebackup (the embedded PG 18 ships
  * none, and Debian's PG 15 one refuses a PG 18 server): a low-level online backup
- * (pg_backup_start / file copy / pg_backup_stop, PG 15+ names) into a fresh cluster directory.
+ * (pg_backup_start / file copy / pg_backup_stop; pg_start_backup / pg_stop_backup before 15) into a
+ * fresh cluster directory.
  *
  * A physical replication slot, made before the backup starts, holds the WAL the standby needs
  * from the backup's start point until it streams; it is visible in pg_replication_slots.
@@ -67,11 +68,14 @@ async function copyOnlineBackup(primary: Cluster, targetDir: string): Promise<{ 
   client.on('error', () => undefined); // the awaited queries below reject with the same error
   await client.connect();
   try {
-    await client.query("SELECT pg_backup_start('pgvigil-standby', true)"); // PG 15+: was pg_start_backup
+    // PG 15 renamed the functions and dropped the exclusive mode (13 and 14 need `false` for it).
+    const [start, stop] = primary.install.version >= 15
+      ? ["SELECT pg_backup_start('pgvigil-standby', true)", 'SELECT labelfile, spcmapfile FROM pg_backup_stop(false)']
+      : ["SELECT pg_start_backup('pgvigil-standby', true, false)", 'SELECT labelfile, spcmapfile FROM pg_stop_backup(false, false)'];
+    await client.query(start);
     copyDataDir(primary.dataDir, targetDir, primary.install.owner);
-    const result = await client.query<{ labelfile: string; spcmapfile: string | null }>(
-      'SELECT labelfile, spcmapfile FROM pg_backup_stop(false)', // no archiving in test clusters
-    );
+    // wait_for_archive = false: test clusters do not archive.
+    const result = await client.query<{ labelfile: string; spcmapfile: string | null }>(stop);
     const row = result.rows[0];
     if (!row) throw new Error(`pg_backup_stop on port ${primary.port} returned no row`);
     return { labelFile: row.labelfile, spcmapFile: row.spcmapfile ?? '' };

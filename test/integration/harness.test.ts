@@ -10,8 +10,11 @@ import { startPrimary, startStandby, type PgServer, type PgVersion } from '../he
 import { waitUntil } from '../helpers/pg-server.js';
 import { describeWithTool, type ToolName } from '../helpers/tools.js';
 
-// PG 18 ships with the devDependency; 15 and 19 are Debian tools behind the gate.
-const VERSIONS: Array<{ version: PgVersion; tool?: ToolName }> = [{ version: 18 }, { version: 15, tool: 'pg15' }, { version: 19, tool: 'pg19' }];
+// 13, 14, 16, 17 and 18 ship with the devDependencies; 15 and 19 are Debian tools behind the gate.
+const VERSIONS: Array<{ version: PgVersion; tool?: ToolName }> = [
+  { version: 13 }, { version: 14 }, { version: 16 }, { version: 17 }, { version: 18 },
+  { version: 15, tool: 'pg15' }, { version: 19, tool: 'pg19' },
+];
 const REPLICATION_WAIT_MS = 15_000;
 // log_line_prefix '%m [%p] %q%u@%d ': "2026-01-01 00:00:00.000 UTC [123] postgres@postgres LOG:  ..."
 const PREFIX = String.raw`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} UTC \[\d+\] `;
@@ -75,7 +78,7 @@ for (const { version, tool } of VERSIONS) {
       // log_statement = 'ddl' came from the test's settings.
       await expect(primary.waitForLog(/statement: CREATE TABLE harness_probe/)).resolves.toMatch(/LOG: {2}statement: CREATE TABLE/);
       // The standby logs to its own directory. PG 14+: "read-only" (13 wrote "read only").
-      await expect(standby.waitForLog(/database system is ready to accept read-only connections/)).resolves.toMatch(new RegExp(PREFIX));
+      await expect(standby.waitForLog(/database system is ready to accept read[- ]only connections/)).resolves.toMatch(new RegExp(PREFIX));
       expect(standby.logDir).not.toBe(primary.logDir);
     });
 
