@@ -42,7 +42,8 @@ describe('golden log fixtures', () => {
     expect([...majors].sort((a, b) => a - b)).toEqual([13, 14, 15, 16, 17, 18, 19]);
     const missing = SCENARIOS.flatMap((scenario) =>
       scenario.versions.flatMap((version) =>
-        (['stderr', 'csvlog', 'jsonlog'] as const).map((format) => caseName(version, format, scenario.name)),
+        // jsonlog is new in 15.
+        (version >= 15 ? (['stderr', 'csvlog', 'jsonlog'] as const) : (['stderr', 'csvlog'] as const)).map((format) => caseName(version, format, scenario.name)),
       ),
     ).filter((name) => !cases.includes(name));
     expect(missing, 'cases not recorded: run `npm run fixtures:record`').toEqual([]);
@@ -88,53 +89,7 @@ describe('the three formats of one recording', () => {
   }
 });
 
-describe('synthetic fixtures show the version-specific fields', () => {
-  it('PG 13: oldest xmin, WAL usage after system usage, single-line autoanalyze (stderr and csvlog alike)', async () => {
-    for (const format of ['stderr', 'csvlog'] as const) {
-      const { parsed } = await parseCase(`pg13-${format}-autovacuum-synthetic`);
-      const vacuum = findEvent(parsed.events, 'autovacuum', `orders (${format})`, (e) => e.details.table === 'orders');
-      expect(vacuum.details).toMatchObject({
-        index_scans: 1, pages_skipped_pins: 0, pages_skipped_frozen: 84512, removable_cutoff_xid: 1873421,
-        tuples_dead_not_removable: 20310, buffer_reads: 40110, wal_records: 98211, wal_bytes: 251234567, elapsed_s: 22.03,
-        index_scan: null, indexes: [], unknown_lines: [],
-      });
-      const toast = findEvent(parsed.events, 'autovacuum', `TOAST table (${format})`, (e) => e.details.schema === 'pg_toast');
-      expect(toast.details).toMatchObject({ aggressive: true, wraparound: true, table: 'pg_toast_16402', wal_records: 3201 });
-      const analyze = findEvent(parsed.events, 'autoanalyze', `orders (${format})`);
-      expect(analyze.details).toMatchObject({ table: 'orders', elapsed_s: 10.65, cpu_user_s: 0.91 });
-    }
-  });
-
-  it('PG 14: index-scan variants, per-index lines, I/O timings, failsafe', async () => {
-    const { parsed } = await parseCase('pg14-stderr-autovacuum-synthetic');
-    const needed = findEvent(parsed.events, 'autovacuum', 'orders', (e) => e.details.table === 'orders');
-    expect(needed.details).toMatchObject({
-      removable_cutoff_xid: 1873421, index_scan: { state: 'needed', pages: 24111, pages_pct: 19.29, dead_item_ids: 912345 },
-      io_read_ms: 812.331, io_write_ms: 95.002, buffer_reads: 40110, unknown_lines: [],
-    });
-    expect(needed.details.indexes.map((index) => [index.name, index.pages_total, index.pages_free])).toEqual([
-      ['orders_pkey', 25000, 180],
-      ['orders_customer_idx', 31000, 0],
-    ]);
-    findEvent(parsed.events, 'autovacuum', 'sessions bypassed', (e) => e.details.index_scan?.state === 'bypassed' && e.details.index_scan.dead_item_ids === 120);
-    const failsafe = findEvent(parsed.events, 'autovacuum', 'events bypassed by failsafe', (e) => e.details.index_scan?.state === 'bypassed_by_failsafe');
-    expect(failsafe.details).toMatchObject({ aggressive: true, wraparound: true, elapsed_s: 57.42 });
-    expect(findEvent(parsed.events, 'autoanalyze', 'orders').details).toMatchObject({ buffer_reads: 29102, elapsed_s: 10.65 });
-  });
-
-  it('PG 16 and 17: frozen line, optional tuples missed and new relminmxid lines', async () => {
-    const { parsed: pg16 } = await parseCase('pg16-stderr-autovacuum-synthetic');
-    expect(findEvent(pg16.events, 'autovacuum', 'orders').details).toMatchObject({
-      aggressive: true, wraparound: true, frozen_pages: 5120, frozen_pages_pct: 4.1, tuples_frozen: 301223,
-      new_relfrozenxid: 1650002, new_relfrozenxid_advance_xids: 120001, removable_cutoff_age_xids: 48211, unknown_lines: [],
-    });
-    const { parsed: pg17 } = await parseCase('pg17-stderr-autovacuum-synthetic');
-    expect(findEvent(pg17.events, 'autovacuum', 'orders').details).toMatchObject({
-      tuples_missed_dead: 120, tuples_missed_dead_pages: 7, new_relminmxid: 5001, new_relminmxid_advance_mxids: 12,
-      new_relfrozenxid: null, unknown_lines: [],
-    });
-  });
-
+describe('synthetic fixtures: what no server here can write', () => {
   it('PG 19 seed entries: the serial and the parallel run of the article', async () => {
     const { parsed: serial } = await parseCase('pg19-stderr-seed-autovacuum-serial');
     const serialRun = findEvent(serial.events, 'autovacuum', 'person');

@@ -16,7 +16,8 @@ export const backendKilledCrashRestart: Scenario = {
     'terminated, crash recovery, ready again.',
   versions: ALL_VERSIONS,
   logOf: 'primary',
-  settings: () => ({ restart_after_crash: true }),
+  // log_checkpoints is on by default only from 15: the end-of-recovery checkpoint is part of the story.
+  settings: () => ({ restart_after_crash: true, log_checkpoints: true }),
   sessionSettings: {},
   async run({ primary, log }) {
     await withSessions(primary, { victim: 'postgres' }, async ({ victim }) => {

@@ -38,10 +38,12 @@ export class LogWatcher {
 /**
  * A pattern matching a whole multi-line report (autovacuum, autoanalyze) whose first line matches
  * `header`, through its last line `system usage: ...`: a report is matched only once it is
- * completely written. `body` (optional) must match somewhere inside the report.
+ * completely written. `body` (optional) must match somewhere inside the report. PG 13's
+ * autoanalyze report is one line, `... of table "x" system usage: ...`, and has no body.
  */
 export function completeReport(header: string, body = ''): RegExp {
   const line = '\\n\\t[^\\n]*';
-  const inner = body === '' ? '' : `(?:${line})*?\\n\\t${body}`;
-  return new RegExp(`${header}[^\\n]*${inner}(?:${line})*?\\n\\tsystem usage: [^\\n]*\\n`);
+  const inner = body === '' ? '' : `(?:${line})*?\\n\\t${body}[^\\n]*`; // the line may go on (13: `, oldest xmin: N`)
+  const oneLine = body === '' ? `${header} system usage: [^\\n]*\\n|` : '';
+  return new RegExp(`${oneLine}${header}[^\\n]*${inner}(?:${line})*?\\n\\tsystem usage: [^\\n]*\\n`);
 }

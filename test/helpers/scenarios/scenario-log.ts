@@ -28,7 +28,7 @@ const ROTATION_WAIT_MS = 15_000;
  */
 export function scenarioServerSettings(version: PgVersion): Settings {
   return {
-    log_destination: 'stderr,csvlog,jsonlog',
+    log_destination: version >= 15 ? 'stderr,csvlog,jsonlog' : 'stderr,csvlog', // jsonlog is new in 15
     deadlock_timeout: '100ms',
     // PG 15-18: a logical slot needs wal_level logical (a restart); PG 19 switches logical
     // decoding on by itself when the first logical slot appears (effective_wal_level), and

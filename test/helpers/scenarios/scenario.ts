@@ -39,7 +39,7 @@ export interface Scenario {
   run(context: ScenarioContext): Promise<void>;
 }
 
-export const ALL_VERSIONS: readonly PgVersion[] = [15, 18, 19];
+export const ALL_VERSIONS: readonly PgVersion[] = [13, 14, 15, 16, 17, 18, 19];
 
 /** The versions a scenario runs on: only 19 has parallel autovacuum and REPACK. */
 export const PG19_ONLY: readonly PgVersion[] = [19];
