@@ -1,7 +1,7 @@
 /**
- * Every collector's row -> Sample mapping on the rows of every version: recorded from real 15, 18
- * and 19 servers (test/fixtures/collector-rows/record.ts), built for 13, 14, 16 and 17 from the
- * §8 column lists (derive.ts). The rows are replayed to collect(): no server, no SQL.
+ * Every collector's row -> Sample mapping on the rows of every version, 13 to 19, each recorded
+ * from a real server (test/fixtures/collector-rows/record.ts). The rows are replayed to
+ * collect(): no server, no SQL.
  */
 import fs from 'node:fs';
 import path from 'node:path';
