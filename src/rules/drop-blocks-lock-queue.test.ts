@@ -110,6 +110,16 @@ describe('drop-blocks-lock-queue', () => {
       expect(evaluate([acquired], 4, samples)).toEqual([]);
     });
 
+    it('a complete collection taken before the wait was logged says nothing about it', () => {
+      // Collected at step 0 with no waiters; the DROP logs its wait at step 2; the next collection is due later.
+      const logged = wait(2, 60010, 'AccessExclusiveLock', DROP, [60010, 60020, 60021]);
+      const view = new MemoryRuleView({ events: [logged], series: [sessions('0 _ _ _ _ _')], staleAfterMs: 60_000 });
+      expect(rule.evaluate(view.at(at(3)), at(3)).map((f) => f.dedupKey)).toEqual([KEY]);
+      // A complete collection after the line that no longer shows the DROP ends it.
+      const after = new MemoryRuleView({ events: [logged], series: [sessions('0 _ _ 0 _ _')], staleAfterMs: 60_000 });
+      expect(rule.evaluate(after.at(at(4)), at(4))).toEqual([]);
+    });
+
     it('a logged wait ends when a complete sample of its database no longer shows the DROP', () => {
       expect(evaluate([ddl, reader1, reader2], 4, [sessions('_ _ _ _ 0')])).toEqual([]);
       // Not complete (more waiters than are reported one by one): absence proves nothing.

@@ -17,7 +17,7 @@
  */
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { allWaitersSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
+import { completeCollectionAtMs, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
 import { tableCommandOf } from './statements.js';
 import { formatDuration, plural } from './summary-format.js';
 
@@ -134,9 +134,10 @@ function sameLock(a: Wait, b: Wait): boolean {
 function ended(view: RuleView, w: Wait, samples: SampledWaiter[]): boolean {
   const pid = w.details.waiting_pid;
   if (endLogged(view, w.target, pid, w.tsMs, (e) => e.id !== w.id && sameLock(e, w))) return true;
-  // Cancelled without a logged error (a client disconnect): the complete samples no longer show it.
-  return w.database !== null && allWaitersSampled(view, w.target, w.database) &&
-    !samples.some((s) => s.target === w.target && s.pid === pid);
+  // Cancelled without a logged error (a client disconnect): a complete collection taken after the
+  // wait was logged no longer shows it. One taken before says nothing: the wait was not there yet.
+  const collectedAtMs = w.database === null ? null : completeCollectionAtMs(view, w.target, w.database);
+  return collectedAtMs !== null && collectedAtMs > w.tsMs && !samples.some((s) => s.target === w.target && s.pid === pid);
 }
 
 /** The log shows the session's lock wait over since sinceMs: the lock (isWait) acquired or given up, an error, a restart. */
