@@ -107,13 +107,18 @@ export function clusterOf(view: RuleView, target: string): string[] {
 /** How far back a target's standby signs count: a standby stays one between incidents. */
 const ROLE_MEMORY_MS = 24 * 3_600_000;
 
+/** Sampled by the standby collector (it runs only in recovery) within maxAgeMs (default: fresh). */
+export function sampledAsStandby(view: RuleView, target: string, maxAgeMs?: number): boolean {
+  return view.latest('pg_standby_replay_lsn_bytes', { target, ...(maxAgeMs !== undefined && { maxAgeMs }) }).length > 0;
+}
+
 /**
- * A target that showed itself as a standby: sampled by the standby collector (it runs only in
- * recovery), or logged a recovery conflict (only a standby's startup process and queries do).
+ * A target that showed itself as a standby: sampled by the standby collector, or logged a recovery
+ * conflict (only a standby's startup process and queries do).
  */
 function isStandby(view: RuleView, target: string): boolean {
   const sinceMs = view.nowMs - ROLE_MEMORY_MS;
-  return view.latest('pg_standby_replay_lsn_bytes', { target, maxAgeMs: ROLE_MEMORY_MS }).length > 0 ||
+  return sampledAsStandby(view, target, ROLE_MEMORY_MS) ||
     view.events('recovery_conflict_wait', { sinceMs, target }).length > 0 ||
     view.events('recovery_conflict', { sinceMs, target }).length > 0;
 }
