@@ -55,6 +55,11 @@ export function completeCollectionAtMs(view: RuleView, target: string, datname: 
   return newest && listsEveryWaiter(newest.value) ? newest.tsMs : null;
 }
 
+/** Whether pg_lock_waits collections of `target` are fresh: without them only the log speaks. */
+export function lockWaitsSampled(view: RuleView, target: string): boolean {
+  return view.latest(SESSIONS, { target }).length > 0;
+}
+
 /** A collection with this many waiters reported each of them one by one. */
 function listsEveryWaiter(count: number | null | undefined): boolean {
   return count !== undefined && count !== null && count <= SESSIONS_REPORTED;
