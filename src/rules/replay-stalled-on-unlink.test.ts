@@ -51,6 +51,14 @@ describe('replay-stalled-on-unlink', () => {
     it(name, () => expect(firing(events, step).unlink.length).toBe(fires ? 1 : 0));
   }
 
+  it('without a cluster config: one primary and its standby are one group; with two primaries, which one feeds the standby is unknown', () => {
+    const loose = (...names: string[]) => names.map((name) => ({ name, cluster: null }));
+    const unlinkOn = (targets: TargetInfo[], dropOn: string) =>
+      unlinkRule.evaluate(new MemoryRuleView({ events: [drop(1, dropOn)], series: standby(), targets, staleAfterMs: STEP }).at(at(5)), at(5));
+    expect(unlinkOn(loose('primary', 'standby1'), 'primary')).toHaveLength(1);
+    expect(unlinkOn(loose('primary', 'other-primary', 'standby1'), 'other-primary')).toEqual([]);
+  });
+
   it('names the relation, the primary and the time of the DROP, and the WAL waiting', () => {
     const event = drop(1);
     const [finding] = firing([event], 5).unlink;

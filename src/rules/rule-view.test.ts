@@ -4,7 +4,7 @@ import { clusterOf, type TargetInfo } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
 
 /** A target that samples as a standby (the pg_standby collector runs only in recovery). */
-const standbySamples = (target: string) => seriesOf('pg_standby_replay_lsn_bytes', '1 2 3', { target });
+const standbySamples = (target: string) => seriesOf('pg_standby_replay_standing_still_seconds', '0 0 0', { target });
 
 const groupOf = (targets: TargetInfo[], standbys: string[], target: string) =>
   clusterOf(new MemoryRuleView({ targets, series: standbys.map(standbySamples), staleAfterMs: STEP }).at(T0 + 2 * STEP), target).sort();

@@ -109,7 +109,7 @@ const ROLE_MEMORY_MS = 24 * 3_600_000;
 
 /** Sampled by the standby collector (it runs only in recovery) within maxAgeMs (default: fresh). */
 export function sampledAsStandby(view: RuleView, target: string, maxAgeMs?: number): boolean {
-  return view.latest('pg_standby_replay_lsn_bytes', { target, ...(maxAgeMs !== undefined && { maxAgeMs }) }).length > 0;
+  return view.latest('pg_standby_replay_standing_still_seconds', { target, ...(maxAgeMs !== undefined && { maxAgeMs }) }).length > 0;
 }
 
 /**

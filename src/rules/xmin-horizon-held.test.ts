@@ -89,7 +89,7 @@ describe('xmin-horizon-held', () => {
     }
 
     it('quiet on a standby: its queries hold nothing on the primary (feedback shows on the primary)', () => {
-      const series = [age(SESSION, '6e6 6e6 6e6 6e6'), seriesOf('pg_standby_replay_lsn_bytes', '1 2 3 4')];
+      const series = [age(SESSION, '6e6 6e6 6e6 6e6'), seriesOf('pg_standby_replay_standing_still_seconds', '0 0 0 0')];
       expect(evaluate(series)).toEqual([]);
     });
   });
