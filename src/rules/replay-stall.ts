@@ -75,7 +75,6 @@ function newest(samples: LatestSample[]): LatestSample | undefined {
   return samples.reduce<LatestSample | undefined>((a, b) => (a === undefined || b.tsMs > a.tsMs ? b : a), undefined);
 }
 
-
 function analyse(view: RuleView, target: string, standingStillSeconds: number, tsMs: number, o: StallOptions): ReplayStall {
   const sinceMs = tsMs - standingStillSeconds * 1000;
   const pending = view.latest(PENDING, { target })[0] ?? null;
@@ -105,7 +104,6 @@ function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOption
   if (insideRecord) return { kind: 'inside_record' };
   return { kind: 'unknown', waitEventType, waitEvent };
 }
-
 
 /** get_recovery_conflict_desc() wording (§2.2). */
 const CONFLICT_NAMES: Record<RecoveryConflictReason, string> = {
