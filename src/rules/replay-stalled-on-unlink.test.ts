@@ -205,7 +205,7 @@ describe('replay stalls from the standby\'s log alone (no replay samples)', () =
   it('with log_recovery_conflict_waits off, the cancel lines say replay waited, up to max_standby_streaming_delay', () => {
     const [finding] = stalledRule.evaluate(logOnly([cancel(6)]).at(at(7)), at(7));
     expect(finding?.summary).toBe(
-      'replay on standby1 has not advanced for a time its log does not show: replay waited on a recovery conflict on lock until 00:00:30 UTC, ' +
+      'replay on standby1 stood still for a time its log does not show: replay waited on a recovery conflict on lock until 00:00:30 UTC, ' +
       'when it cancelled standby query pid 52311 (for up to max_standby_streaming_delay, 30 s by default; ' +
       'log_recovery_conflict_waits = on would log when the wait began)',
     );

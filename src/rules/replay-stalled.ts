@@ -33,7 +33,9 @@ export function replayStalled(options: ReplayStalledOptions = DEFAULTS): Rule {
           dedupKey: findingKey(ID, stall.target),
           target: stall.target,
           labels: { cause: cause.kind },
-          summary: `replay on ${stall.target} has not advanced ${describeStall(stall)}: ${describeCause(cause)}`,
+          // Known only from the log after the fact (cancel lines): said in the past.
+          summary: `replay on ${stall.target} ${stall.standingStillSeconds === null ? 'stood still' : 'has not advanced'} ` +
+            `${describeStall(stall)}: ${describeCause(cause)}`,
           evidence: evidenceOf({
             eventIds: causeEventIds(cause),
             series: stall.series,

@@ -75,7 +75,7 @@ describe('rules over a standby\'s log alone (recorded recovery conflicts)', () =
         const firstCancel = tsOf(cancelsOnly, (e) => e.kind === 'recovery_conflict');
         const [finding] = evaluate(stalled, cancelsOnly, firstCancel + 1_000);
         expect(finding?.summary).toMatch(
-          /: replay waited on a recovery conflict on snapshot until .* UTC, when it cancelled standby query pid \d+ \(for up to max_standby_streaming_delay, 30 s by default; log_recovery_conflict_waits = on would log when the wait began\)$/,
+          /^replay on standby1 stood still for a time its log does not show: replay waited on a recovery conflict on snapshot until .* UTC, when it cancelled standby query pid \d+ \(for up to max_standby_streaming_delay, 30 s by default; log_recovery_conflict_waits = on would log when the wait began\)$/,
         );
         expect(finding?.evidence.series).toEqual([]);
       });
