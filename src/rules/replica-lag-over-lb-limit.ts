@@ -55,7 +55,8 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
       }
       for (const stall of stalls) {
         // From the log alone: a logged conflict wait is a lower bound of the lag.
-        if (stall.series.length > 0 || stall.cause.kind !== 'conflict' || (stall.standingStillSeconds ?? 0) <= options.limitSeconds) continue;
+        if (stall.series.length > 0 || watchedStandbys.has(stall.target) || stall.cause.kind !== 'conflict' ||
+          (stall.standingStillSeconds ?? 0) <= options.limitSeconds) continue;
         const lagAt = { seconds: stall.standingStillSeconds!, tsMs: nowMs, series: null, receiverDown: false };
         findings.push(finding(stall.target, stall.target, {}, lagAt, stall, options));
       }
