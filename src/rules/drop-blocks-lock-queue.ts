@@ -14,10 +14,12 @@
  *   given up.
  * - the pg_lock_waits samples (lock-wait-samples.ts): a waiting DDL session and the sessions whose
  *   pg_blocking_pids name it; a sample taken before the log shows that wait's end is out of date.
+ * From the log alone (`pgvigil analyze --rules`) the DDL, its holders and its end are exact; the
+ * queries behind it are those that waited past deadlock_timeout, so their count is a lower bound.
  */
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { allWaitersSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
+import { completeCollectionAtMs, lockWaitsSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
 import { tableCommandOf } from './statements.js';
 import { formatDuration, plural } from './summary-format.js';
 
@@ -74,7 +76,7 @@ export function dropBlocksLockQueue(options: DropBlocksLockQueueOptions = DEFAUL
         for (const s of samples) {
           if (s.target === ddl.target && s.pid !== ddl.pid && s.blockingPids.includes(ddl.pid) && !ddl.holders.has(s.pid)) ddl.blocked.add(s.pid);
         }
-        if (ddl.blocked.size >= options.minBlockedQueries) findings.push(finding(key, ddl, nowMs, options));
+        if (ddl.blocked.size >= options.minBlockedQueries) findings.push(finding(key, ddl, nowMs, options, !lockWaitsSampled(view, ddl.target)));
       }
       return findings;
     },
@@ -134,9 +136,10 @@ function sameLock(a: Wait, b: Wait): boolean {
 function ended(view: RuleView, w: Wait, samples: SampledWaiter[]): boolean {
   const pid = w.details.waiting_pid;
   if (endLogged(view, w.target, pid, w.tsMs, (e) => e.id !== w.id && sameLock(e, w))) return true;
-  // Cancelled without a logged error (a client disconnect): the complete samples no longer show it.
-  return w.database !== null && allWaitersSampled(view, w.target, w.database) &&
-    !samples.some((s) => s.target === w.target && s.pid === pid);
+  // Cancelled without a logged error (a client disconnect): a complete collection taken after the
+  // wait was logged no longer shows it. One taken before says nothing: the wait was not there yet.
+  const collectedAtMs = w.database === null ? null : completeCollectionAtMs(view, w.target, w.database);
+  return collectedAtMs !== null && collectedAtMs > w.tsMs && !samples.some((s) => s.target === w.target && s.pid === pid);
 }
 
 /** The log shows the session's lock wait over since sinceMs: the lock (isWait) acquired or given up, an error, a restart. */
@@ -170,7 +173,8 @@ function queuedBehind(ddl: Wait, holders: Set<number>, waits: Wait[]): { pids: S
   return { pids, eventIds };
 }
 
-function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQueueOptions): Finding {
+/** `logOnly`: no lock-wait samples, so queries that waited less than deadlock_timeout are not counted. */
+function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQueueOptions, logOnly: boolean): Finding {
   const waitedMs = nowMs - ddl.waitStartMs;
   const holders = [...ddl.holders].sort((a, b) => a - b);
   const behind = holders.length > 0 ? ` behind pid ${holders.join(', ')}` : '';
@@ -180,7 +184,8 @@ function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQu
     labels: { database: ddl.database ?? '', pid: String(ddl.pid) },
     severity: ddl.blocked.size >= o.errorBlockedQueries ? 'error' : 'warning',
     summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${EXCLUSIVE}${behind} and blocks ` +
-      `${plural(ddl.blocked.size, 'query', 'queries')} queued behind it`,
+      `${logOnly ? 'at least ' : ''}${plural(ddl.blocked.size, 'query', 'queries')} queued behind it` +
+      (logOnly ? ' (the log shows only waits past deadlock_timeout; pgvigil run\'s pg_lock_waits samples would count them all)' : ''),
     evidence: evidenceOf({
       eventIds: ddl.eventIds,
       facts: {

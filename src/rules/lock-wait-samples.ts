@@ -46,12 +46,18 @@ export function sampledWaiters(view: RuleView): SampledWaiter[] {
 }
 
 /**
- * Whether the samples show every waiter of a database now, so that a pid missing from them is no
- * longer waiting: the database was sampled recently and had no more waiters than are reported one
- * by one.
+ * When the newest collection of a database that listed every waiter was taken (null: none is
+ * fresh, or it had more waiters than are reported one by one). A pid it does not list was not
+ * waiting then; a wait that began after it is not in it at all.
  */
-export function allWaitersSampled(view: RuleView, target: string, datname: string): boolean {
-  return listsEveryWaiter(view.latest(SESSIONS, { target, labels: { datname } })[0]?.value);
+export function completeCollectionAtMs(view: RuleView, target: string, datname: string): number | null {
+  const newest = view.latest(SESSIONS, { target, labels: { datname } })[0];
+  return newest && listsEveryWaiter(newest.value) ? newest.tsMs : null;
+}
+
+/** Whether pg_lock_waits collections of `target` are fresh: without them only the log speaks. */
+export function lockWaitsSampled(view: RuleView, target: string): boolean {
+  return view.latest(SESSIONS, { target }).length > 0;
 }
 
 /** A collection with this many waiters reported each of them one by one. */

@@ -43,7 +43,8 @@ describe('parallel-autovacuum-starved', () => {
     const [finding] = evaluate(events);
     expect(finding?.summary).toBe(
       'autovacuum got fewer parallel workers than it planned in 2 of 3 parallel runs in the last 60 min ' +
-      '(worst: vahiddb.public.orders, index vacuum: 4 planned, 0 launched): the max_parallel_workers / max_worker_processes pool is exhausted',
+      '(worst: vahiddb.public.orders, index vacuum: 4 planned, 0 launched): the max_parallel_workers / max_worker_processes pool is exhausted ' +
+      '(its size is not sampled: pgvigil run reads max_parallel_workers and max_worker_processes from pg_settings)',
     );
     expect(finding?.evidence.eventIds).toEqual([events[0]!.id, events[2]!.id]);
   });

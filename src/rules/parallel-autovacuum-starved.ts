@@ -90,7 +90,10 @@ function settings(view: RuleView, target: string): Array<[string, number]> {
 }
 
 function describeSettings(limits: Array<[string, number]>): string {
-  return limits.length === 0 ? '' : ` (${limits.map(([name, value]) => `${name} = ${value}`).join(', ')})`;
+  // From the log alone (pgvigil analyze) the pool's size is unknown: say where it is read.
+  return limits.length === 0
+    ? ' (its size is not sampled: pgvigil run reads max_parallel_workers and max_worker_processes from pg_settings)'
+    : ` (${limits.map(([name, value]) => `${name} = ${value}`).join(', ')})`;
 }
 
 function shortfall(e: Report): Shortfall | null {

@@ -12,9 +12,12 @@
  * So: a conflict wait still open names the conflict; otherwise a table-dropping command logged on
  * a server of the same cluster shortly before (or a finished conflict wait whose record dropped
  * relation files) names the unlink; otherwise what is known (paused, the startup wait event).
+ * A standby with no replay samples (`pgvigil analyze --rules`, or a log read without polling) is
+ * judged by its log alone (replay-stall-log.ts).
  */
 import type { Evidence, RecoveryConflictReason } from '../domain/index.js';
-import { clusterOf, type RuleEvent, type RuleView } from './rule-view.js';
+import { type LatestSample, type RuleEvent, type RuleView } from './rule-view.js';
+import { cancelsDuring, CLOCK_SKEW_MS, dropBefore, loggedStalls, openWait, waitStartMs } from './replay-stall-log.js';
 import { formatBytes, formatDuration, formatTime } from './summary-format.js';
 
 export const STANDING_STILL = 'pg_standby_replay_standing_still_seconds';
@@ -23,11 +26,7 @@ export const PAUSED = 'pg_standby_replay_paused';
 export const STARTUP_WAIT = 'pg_standby_startup_wait_event';
 export const INSIDE_RECORD = 'pg_stat_recovery_in_record_bytes';
 
-/** Tolerated difference between the primary's log clock and the standby's samples. */
-const CLOCK_SKEW_MS = 5_000;
-
-/** Commands whose commit makes replay unlink relation files. */
-const UNLINKING = new Set(['DROP TABLE', 'TRUNCATE', 'VACUUM FULL', 'CLUSTER', 'REPACK']);
+type Wait = RuleEvent<'recovery_conflict_wait'>;
 
 export interface StallOptions {
   /** Replay standing still at least this long is a stall. */
@@ -40,16 +39,20 @@ export const STALL_DEFAULTS: StallOptions = { minStallSeconds: 10, ddlLookbackMs
 
 export type StallCause =
   | { kind: 'paused' }
-  | { kind: 'conflict'; wait: RuleEvent<'recovery_conflict_wait'>; drop: RuleEvent<'ddl'> | null }
+  | { kind: 'conflict'; wait: Wait; drop: RuleEvent<'ddl'> | null; cancels: Array<RuleEvent<'recovery_conflict'>> }
   | { kind: 'conflict_sampled'; waitEventType: string; waitEvent: string }
-  | { kind: 'unlink'; drop: RuleEvent<'ddl'> | null; afterWait: RuleEvent<'recovery_conflict_wait'> | null; insideRecord: boolean }
+  /** Log only, without log_recovery_conflict_waits: standby queries cancelled, so replay waited on them. */
+  | { kind: 'conflict_cancelled'; cancels: Array<RuleEvent<'recovery_conflict'>>; delaySeconds: number | null }
+  /** `possible`: the log shows the record that unlinks, but not how long replay stood still on it. */
+  | { kind: 'unlink'; drop: RuleEvent<'ddl'> | null; afterWait: Wait | null; insideRecord: boolean; possible: boolean }
   | { kind: 'inside_record' }
   | { kind: 'unknown'; waitEventType: string | null; waitEvent: string | null };
 
 export interface ReplayStall {
   target: string;
-  standingStillSeconds: number;
-  /** When replay last moved. */
+  /** null when only the log speaks and it cannot say (an unlink logs nothing; a cancel says only "up to the delay"). */
+  standingStillSeconds: number | null;
+  /** When replay last moved (as far as known). */
   sinceMs: number;
   pendingBytes: number | null;
   cause: StallCause;
@@ -58,12 +61,18 @@ export interface ReplayStall {
 
 export function replayStalls(view: RuleView, options: StallOptions): ReplayStall[] {
   const stalls: ReplayStall[] = [];
+  const sampled = new Set<string>();
   for (const s of view.latest(STANDING_STILL)) {
+    sampled.add(s.target);
     if (s.value === null || s.value < options.minStallSeconds) continue;
-    const stall = analyse(view, s.target, s.value, s.tsMs, options);
-    stalls.push(stall);
+    stalls.push(analyse(view, s.target, s.value, s.tsMs, options));
   }
-  return stalls;
+  return [...stalls, ...loggedStalls(view, options, sampled)];
+}
+
+/** The latest sample among several series of one name (one per label set): the newest is "now". */
+function newest(samples: LatestSample[]): LatestSample | undefined {
+  return samples.reduce<LatestSample | undefined>((a, b) => (a === undefined || b.tsMs > a.tsMs ? b : a), undefined);
 }
 
 function analyse(view: RuleView, target: string, standingStillSeconds: number, tsMs: number, o: StallOptions): ReplayStall {
@@ -76,14 +85,13 @@ function analyse(view: RuleView, target: string, standingStillSeconds: number, t
 
 function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOptions): StallCause {
   if (view.latest(PAUSED, { target })[0]?.value === 1) return { kind: 'paused' };
-  const lookbackMs = sinceMs - o.ddlLookbackMs;
-  const waits = view.events('recovery_conflict_wait', { sinceMs: lookbackMs, target });
-  const open = openWait(waits, sinceMs);
-  // The primary logs the statement when it starts; its commit, replayed here, comes later.
-  const drop = view.events('ddl', { sinceMs: lookbackMs, target: clusterOf(view, target) })
-    .filter((e) => UNLINKING.has(e.details.command) && e.tsMs <= sinceMs + CLOCK_SKEW_MS).pop() ?? null;
-  if (open) return { kind: 'conflict', wait: open, drop };
-  const wait = view.latest(STARTUP_WAIT, { target })[0];
+  // Only waits that began once replay had stopped can explain this stall.
+  const waits = view.events('recovery_conflict_wait', { sinceMs: sinceMs - CLOCK_SKEW_MS, target })
+    .filter((w) => waitStartMs(w) >= sinceMs - CLOCK_SKEW_MS);
+  const open = openWait(view, waits);
+  const drop = dropBefore(view, target, sinceMs, o);
+  if (open) return { kind: 'conflict', wait: open, drop, cancels: cancelsDuring(view, open) };
+  const wait = newest(view.latest(STARTUP_WAIT, { target }));
   const waitEventType = wait?.labels.wait_event_type || null;
   const waitEvent = wait?.labels.wait_event || null;
   if (waitEventType === 'Lock' || waitEventType === 'BufferPin' || waitEvent?.startsWith('RecoveryConflict')) {
@@ -92,20 +100,9 @@ function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOption
   const insideRecord = (view.latest(INSIDE_RECORD, { target })[0]?.value ?? 0) > 0;
   // A conflict that ended on a commit dropping relation files: replay went on to unlink them.
   const afterWait = waits.filter((w) => w.details.redo_description?.includes('rels:') ?? false).pop() ?? null;
-  if (drop || afterWait) return { kind: 'unlink', drop, afterWait, insideRecord };
+  if (drop || afterWait) return { kind: 'unlink', drop, afterWait, insideRecord, possible: false };
   if (insideRecord) return { kind: 'inside_record' };
   return { kind: 'unknown', waitEventType, waitEvent };
-}
-
-/** The latest `still waiting` of the startup process with no `finished` after it. */
-function openWait(waits: Array<RuleEvent<'recovery_conflict_wait'>>, sinceMs: number): RuleEvent<'recovery_conflict_wait'> | null {
-  let open: RuleEvent<'recovery_conflict_wait'> | null = null;
-  for (const w of waits) {
-    if (w.details.phase === 'waiting') open = w;
-    else if (open && (w.pid === open.pid || w.pid === null)) open = null;
-  }
-  // A wait logged long before replay last moved cannot be what holds it now.
-  return open && open.tsMs - (open.details.wait_ms ?? 0) <= sinceMs + 60_000 ? open : null;
 }
 
 /** get_recovery_conflict_desc() wording (§2.2). */
@@ -141,6 +138,15 @@ export function describeCause(cause: StallCause): string {
     }
     case 'conflict_sampled':
       return `replay waiting on a recovery conflict (startup process waits on ${cause.waitEventType}/${cause.waitEvent})`;
+    case 'conflict_cancelled': {
+      const last = cause.cancels[cause.cancels.length - 1]!;
+      const pids = [...new Set(cause.cancels.map((c) => c.pid).filter((p) => p !== null))];
+      const reasons = [...new Set(cause.cancels.map((c) => c.details.reason).filter((r) => r !== null))];
+      const delay = cause.delaySeconds === null ? 'max_standby_streaming_delay, 30 s by default' : `max_standby_streaming_delay = ${cause.delaySeconds} s`;
+      return `replay waited on a recovery conflict${reasons.length > 0 ? ` on ${reasons.map((r) => CONFLICT_NAMES[r]).join(', ')}` : ''} ` +
+        `until ${formatTime(last.tsMs)}, when it ${pids.length > 1 ? `cancelled standby queries pids ${pids.join(', ')}` : `cancelled standby query pid ${pids[0] ?? '?'}`} ` +
+        `(for up to ${delay}; log_recovery_conflict_waits = on would log when the wait began)`;
+    }
     case 'unlink':
       return `replay stalled on ${describeUnlink(cause)}`;
     case 'inside_record':
@@ -154,9 +160,12 @@ export function describeCause(cause: StallCause): string {
 
 /** "unlink of build_logs (DROP TABLE on primary at 12:00:00 UTC)". */
 export function describeUnlink(cause: Extract<StallCause, { kind: 'unlink' }>): string {
-  return cause.drop
+  const what = cause.drop
     ? `unlink of ${cause.drop.details.relation ?? 'a dropped table'} (${describeDrop(cause.drop)})`
     : `unlink of dropped relation files (${relsOf(cause.afterWait)})`;
+  return cause.possible
+    ? `${what}, possibly: the unlink logs nothing; pgvigil run polling the standby (replay position) would make it certain`
+    : what;
 }
 
 function describeDrop(drop: RuleEvent<'ddl'>): string {
@@ -168,16 +177,21 @@ function relsOf(wait: RuleEvent<'recovery_conflict_wait'> | null): string {
   return rels ? `committed at ${wait?.details.redo_lsn ?? '?'}: ${rels}` : 'after a recovery conflict';
 }
 
-/** "for 45 s (1.2 GB of received WAL waiting)". */
+/** "for 45 s (1.2 GB of received WAL waiting)"; from the log alone, what it shows. */
 export function describeStall(stall: ReplayStall): string {
   const waiting = stall.pendingBytes !== null ? ` (${formatBytes(stall.pendingBytes)} of received WAL waiting)` : '';
-  return `for ${formatDuration(stall.standingStillSeconds * 1000)}${waiting}`;
+  const howLong = stall.standingStillSeconds === null
+    ? 'for a time its log does not show'
+    : `for ${formatDuration(stall.standingStillSeconds * 1000)}${stall.series.length === 0 ? ' (from its log)' : ''}`;
+  return `${howLong}${waiting}`;
 }
 
 export function causeEventIds(cause: StallCause): number[] {
   switch (cause.kind) {
     case 'conflict':
-      return [...(cause.drop ? [cause.drop.id] : []), cause.wait.id];
+      return [...(cause.drop ? [cause.drop.id] : []), cause.wait.id, ...cause.cancels.map((c) => c.id)];
+    case 'conflict_cancelled':
+      return cause.cancels.map((c) => c.id);
     case 'unlink':
       return [...(cause.afterWait ? [cause.afterWait.id] : []), ...(cause.drop ? [cause.drop.id] : [])];
     default:

@@ -5,7 +5,7 @@ import { replayStalledOnUnlink, DEFAULTS } from './replay-stalled-on-unlink.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
 import type { RuleEvent, SeriesData, TargetInfo } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
-import { ddlDetails, recoveryWaitDetails } from './test-events.js';
+import { ddlDetails, recoveryWaitDetails, restartDetails } from './test-events.js';
 
 const at = (step: number) => T0 + step * STEP;
 const unlinkRule = replayStalledOnUnlink(DEFAULTS);
@@ -50,6 +50,14 @@ describe('replay-stalled-on-unlink', () => {
   for (const [name, events, step, fires] of cases) {
     it(name, () => expect(firing(events, step).unlink.length).toBe(fires ? 1 : 0));
   }
+
+  it('without a cluster config: one primary and its standby are one group; with two primaries, which one feeds the standby is unknown', () => {
+    const loose = (...names: string[]) => names.map((name) => ({ name, cluster: null }));
+    const unlinkOn = (targets: TargetInfo[], dropOn: string) =>
+      unlinkRule.evaluate(new MemoryRuleView({ events: [drop(1, dropOn)], series: standby(), targets, staleAfterMs: STEP }).at(at(5)), at(5));
+    expect(unlinkOn(loose('primary', 'standby1'), 'primary')).toHaveLength(1);
+    expect(unlinkOn(loose('primary', 'other-primary', 'standby1'), 'other-primary')).toEqual([]);
+  });
 
   it('names the relation, the primary and the time of the DROP, and the WAL waiting', () => {
     const event = drop(1);
@@ -110,7 +118,97 @@ describe('replay-stalled', () => {
     });
   }
 
+  it('judges the startup process by its newest sample, not by a wait seen before (one series per wait event)', () => {
+    const series = standby(undefined, [
+      seriesOf('pg_standby_startup_wait_event{wait_event_type="Lock",wait_event="relation"}', '1 1 1 _ _ _', { target: 'standby1' }),
+      seriesOf('pg_standby_startup_wait_event{wait_event_type="",wait_event=""}', '_ _ _ 1 1 1', { target: 'standby1' }),
+    ]);
+    const v = new MemoryRuleView({ series, targets: CLUSTER, staleAfterMs: 60_000 }).at(at(5));
+    expect(stalledRule.evaluate(v, at(5))[0]?.summary).toMatch(/: cause unknown \(no recovery conflict logged, no table dropped\)$/);
+  });
+
+  it('does not take a wait that began before replay last moved as the cause (its end was never logged: a restart)', () => {
+    const stale = eventOf('recovery_conflict_wait', recoveryWaitDetails({ phase: 'waiting', reason: 'lock', wait_ms: 1000, conflicting_pids: [52311] }),
+      { tsMs: at(-20), target: 'standby1', pid: 4011 });
+    const [finding] = firing([stale], 5).stalled;
+    expect(finding?.evidence.facts.cause).toBe('unknown');
+    expect(finding?.evidence.eventIds).toEqual([]);
+  });
+
   it('stays quiet while replay keeps up', () => {
     expect(firing([], 5, standby('0 0 0 0 0 0 0')).stalled).toEqual([]);
+  });
+});
+
+describe('replay stalls from the standby\'s log alone (no replay samples)', () => {
+  const logOnly = (events: RuleEvent[]) => new MemoryRuleView({ events, targets: CLUSTER, staleAfterMs: STEP });
+  const wait = (step: number, phase: 'waiting' | 'finished', waitMs: number, redo: string | null = null) =>
+    eventOf('recovery_conflict_wait', recoveryWaitDetails({
+      phase, reason: 'lock', wait_ms: waitMs, conflicting_pids: phase === 'waiting' ? [52311] : null,
+      redo_lsn: '3/5A0012F8', redo_record: redo ? 'Transaction/COMMIT' : 'Standby/LOCK', redo_description: redo,
+    }), { tsMs: at(step), target: 'standby1', pid: 4011 });
+  const cancel = (step: number) => eventOf('recovery_conflict', {
+    reason: 'lock', fatal: false, detail: 'User was holding a relation lock for too long.', pid: 52311, database: 'ci', user: 'app', statement: 'SELECT 1',
+  }, { tsMs: at(step), target: 'standby1', pid: 52311, level: 'ERROR' });
+  const steps = (events: RuleEvent[], to = 12) => transitionSteps(timeline([unlinkRule, stalledRule], logOnly(events), instants(0, to)));
+
+  it('a logged wait: fires once past 10 s, resolves when `finished waiting` is logged', () => {
+    // Waiting since step 2 - 1 s: 6 s at step 3 (quiet), 11 s at step 4.
+    expect(steps([wait(2, 'waiting', 1000), wait(7, 'finished', 26_000)])).toEqual([
+      ['fire', 'replay-stalled/standby1', 4],
+      ['resolve', 'replay-stalled/standby1', 7],
+    ]);
+  });
+
+  it('names the wait exactly and cites no series, so its basis is the log', () => {
+    const events = [wait(2, 'waiting', 1000), cancel(6)];
+    const [finding] = stalledRule.evaluate(logOnly(events).at(at(6)), at(6));
+    expect(finding?.summary).toBe(
+      'replay on standby1 has not advanced for 21 s (from its log): replay waiting on a lock held by standby query pid 52311 (recovery conflict on lock)',
+    );
+    expect(finding?.evidence.series).toEqual([]);
+    expect(finding?.evidence.eventIds).toEqual(events.map((e) => e.id));
+  });
+
+  it('a wait whose end was never logged ends with a restart of the standby', () => {
+    const restart = eventOf('server_restart', restartDetails('ready'), { tsMs: at(6), target: 'standby1' });
+    expect(steps([wait(2, 'waiting', 1000), restart])).toEqual([
+      ['fire', 'replay-stalled/standby1', 4],
+      ['resolve', 'replay-stalled/standby1', 6],
+    ]);
+  });
+
+  it('a DROP on the primary that lines up with a lock wait: after the wait, a possible stall on its unlink', () => {
+    const events = [drop(1), wait(2, 'waiting', 1000), wait(5, 'finished', 16_000)];
+    // The possible unlink stays news for 10 min (120 steps) after the wait ended.
+    expect(steps(events, 5 + 121)).toEqual([
+      ['fire', 'replay-stalled/standby1', 4],
+      ['fire', 'replay-stalled-on-unlink/standby1', 5],
+      ['resolve', 'replay-stalled/standby1', 5],
+      ['resolve', 'replay-stalled-on-unlink/standby1', 5 + 121],
+    ]);
+    const [finding] = unlinkRule.evaluate(logOnly(events).at(at(6)), at(6));
+    expect(finding?.summary).toBe(
+      'replay on standby1 stalled for a time its log does not show on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC), ' +
+      'possibly: the unlink logs nothing; pgvigil run polling the standby (replay position) would make it certain',
+    );
+    expect(finding?.evidence.series).toEqual([]);
+  });
+
+  it('quiet on near misses: a lock wait with no DROP logged, a short wait, a sampled standby', () => {
+    expect(steps([wait(2, 'waiting', 1000), wait(3, 'finished', 6000)])).toEqual([]);
+    expect(steps([wait(2, 'waiting', 1000), wait(4, 'finished', 11_000)])).toEqual([]);
+    const sampled = new MemoryRuleView({ events: [wait(2, 'waiting', 1000)], series: standby('0 0 0 0 0 0 0 0'), targets: CLUSTER, staleAfterMs: STEP });
+    expect(stalledRule.evaluate(sampled.at(at(6)), at(6))).toEqual([]);
+  });
+
+  it('with log_recovery_conflict_waits off, the cancel lines say replay waited, up to max_standby_streaming_delay', () => {
+    const [finding] = stalledRule.evaluate(logOnly([cancel(6)]).at(at(7)), at(7));
+    expect(finding?.summary).toBe(
+      'replay on standby1 stood still for a time its log does not show: replay waited on a recovery conflict on lock until 00:00:30 UTC, ' +
+      'when it cancelled standby query pid 52311 (for up to max_standby_streaming_delay, 30 s by default; ' +
+      'log_recovery_conflict_waits = on would log when the wait began)',
+    );
+    expect(finding?.evidence.facts.cause).toBe('conflict_cancelled');
   });
 });

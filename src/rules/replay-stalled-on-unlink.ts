@@ -5,6 +5,9 @@
  * recovery conflict that ended on a commit dropping relation files. Unlinking a 4 TB table stalls
  * replay for minutes, and every change on the primary queues behind it (seed 003_e3cc2138bb41931f.txt).
  * Other stalls are replay-stalled's; the analysis is shared (replay-stall.ts).
+ *
+ * From a standby's log alone (no replay samples) the stall is only possible: the unlink logs
+ * nothing, so the finding says so and names what would make it certain (replay-stall-log.ts).
  */
 import { evidenceOf, findingKey, type Rule } from './rule.js';
 import { causeEventIds, describeStall, describeUnlink, replayStalls, STALL_DEFAULTS, type StallOptions } from './replay-stall.js';
@@ -41,6 +44,7 @@ export function replayStalledOnUnlink(options: ReplayStalledOnUnlinkOptions = DE
               dropped_on: drop?.target ?? null,
               dropped_at_ms: drop?.tsMs ?? null,
               inside_one_record: cause.insideRecord,
+              possible: cause.possible,
             },
           }),
         }];

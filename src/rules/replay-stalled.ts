@@ -5,6 +5,10 @@
  * a paused replay, or something pgvigil cannot name, said as such with the startup process's wait
  * event. A replica stuck like this looks exactly like a lagging one to a load balancer
  * (seed 003_e3cc2138bb41931f.txt).
+ *
+ * From a standby's log alone (no replay samples): exact with log_recovery_conflict_waits (the
+ * `still waiting` line opens the stall, `finished waiting` ends it); without it, the cancelled
+ * standby queries show replay waited, up to max_standby_streaming_delay (replay-stall-log.ts).
  */
 import { evidenceOf, findingKey, type Rule } from './rule.js';
 import { causeEventIds, describeCause, describeStall, replayStalls, STALL_DEFAULTS, type StallOptions } from './replay-stall.js';
@@ -29,7 +33,9 @@ export function replayStalled(options: ReplayStalledOptions = DEFAULTS): Rule {
           dedupKey: findingKey(ID, stall.target),
           target: stall.target,
           labels: { cause: cause.kind },
-          summary: `replay on ${stall.target} has not advanced ${describeStall(stall)}: ${describeCause(cause)}`,
+          // Known only from the log after the fact (cancel lines): said in the past.
+          summary: `replay on ${stall.target} ${stall.standingStillSeconds === null ? 'stood still' : 'has not advanced'} ` +
+            `${describeStall(stall)}: ${describeCause(cause)}`,
           evidence: evidenceOf({
             eventIds: causeEventIds(cause),
             series: stall.series,
@@ -38,7 +44,8 @@ export function replayStalled(options: ReplayStalledOptions = DEFAULTS): Rule {
               pending_bytes: stall.pendingBytes,
               cause: cause.kind,
               conflict_reason: wait?.reason ?? null,
-              conflicting_pids: wait?.conflicting_pids?.join(', ') ?? null,
+              conflicting_pids: wait?.conflicting_pids?.join(', ') ??
+                (cause.kind === 'conflict_cancelled' ? cause.cancels.map((c) => c.pid).join(', ') : null),
               redo_lsn: wait?.redo_lsn ?? null,
             },
           }),

@@ -4,7 +4,7 @@ import { replicaLagOverLbLimit, DEFAULTS } from './replica-lag-over-lb-limit.js'
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
 import type { RuleEvent, SeriesData, TargetInfo } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
-import { ddlDetails } from './test-events.js';
+import { ddlDetails, recoveryWaitDetails } from './test-events.js';
 
 const at = (step: number) => T0 + step * STEP;
 const rule = replicaLagOverLbLimit(DEFAULTS);
@@ -65,6 +65,55 @@ describe('replica-lag-over-lb-limit', () => {
       const series = [...primary('10 20 30 70 75'), ...standby('1 1 1 1 1', '0 0 0 0 0')];
       expect(evaluate(series, 4)).toEqual([]);
     });
+  });
+
+  describe('a cluster with a watched standby and one pgvigil does not watch', () => {
+    const rows = (s1: string, s2: string) => [
+      seriesOf('pg_stat_replication_replay_lag_seconds{application_name="standby1",client_addr="10.0.0.5"}', s1, { target: 'primary' }),
+      seriesOf('pg_stat_replication_replay_lag_seconds{application_name="s2",client_addr="10.0.0.6"}', s2, { target: 'primary' }),
+    ];
+    const receiving = seriesOf('pg_stat_wal_receiver_up', '1 1 1 1 1', { target: 'standby1' });
+
+    it('the unwatched standby far behind fires from the primary\'s row', () => {
+      const findings = evaluate([...rows('1 1 1 1 1', '10 20 30 70 75'), ...standby('1 1 1 1 1', '0 0 0 0 0'), receiving], 4);
+      expect(findings.map((f) => f.dedupKey)).toEqual(['replica-lag-over-lb-limit/primary/s2/10.0.0.6']);
+    });
+
+    it('the watched standby\'s row (its application_name is its target name) is left to its own samples', () => {
+      expect(evaluate([...rows('10 20 30 70 75', '1 1 1 1 1'), ...standby('1 1 1 1 1', '0 0 0 0 0'), receiving], 4)).toEqual([]);
+    });
+  });
+
+  describe('a watched standby whose walreceiver is down', () => {
+    const down = seriesOf('pg_stat_wal_receiver_up', '1 0 0 0 0', { target: 'standby1' });
+
+    it('is behind by the time since its last replayed commit: nothing arrives, so nothing is pending', () => {
+      const [finding] = evaluate([...standby('10 20 30 70 75', '0 0 0 0 0'), down], 4);
+      expect(finding?.summary).toBe(
+        'standby1 is 75 s behind the primary, past the 60 s at which load balancers drop it: its walreceiver is down (no WAL arrives)',
+      );
+    });
+
+    it('quiet while the walreceiver runs and nothing is pending (an idle primary)', () => {
+      expect(evaluate([...standby('10 20 30 70 75', '0 0 0 0 0'), seriesOf('pg_stat_wal_receiver_up', '1 1 1 1 1', { target: 'standby1' })], 4)).toEqual([]);
+    });
+  });
+
+  it('from the standby\'s log alone: a conflict wait past the limit is a lower bound of the lag', () => {
+    const wait = (step: number, phase: 'waiting' | 'finished', waitMs: number) => eventOf('recovery_conflict_wait',
+      recoveryWaitDetails({ phase, reason: 'snapshot', wait_ms: waitMs, conflicting_pids: [52311] }), { tsMs: at(step), target: 'standby1', pid: 4011 });
+    const events = [wait(1, 'waiting', 1000), wait(20, 'finished', 96_000)];
+    const view = new MemoryRuleView({ events, targets: CLUSTER, staleAfterMs: STEP });
+    // Waiting since step 1 - 1 s: 56 s at step 12 (quiet), 61 s at step 13.
+    expect(transitionSteps(timeline([rule], view, instants(0, 22)))).toEqual([
+      ['fire', 'replica-lag-over-lb-limit/standby1', 13], ['resolve', 'replica-lag-over-lb-limit/standby1', 20],
+    ]);
+    const [finding] = rule.evaluate(view.at(at(16)), at(16));
+    expect(finding?.summary).toBe(
+      'standby1 is at least 76 s behind the primary, past the 60 s at which load balancers drop it: ' +
+      'replay waiting for rows still visible to standby query pid 52311 (recovery conflict on snapshot)',
+    );
+    expect(finding?.evidence.series).toEqual([]);
   });
 
   it('fires once while the replica stays behind and resolves when it catches up', () => {

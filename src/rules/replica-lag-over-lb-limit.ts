@@ -6,9 +6,14 @@
  * standby itself.
  *
  * Lag, measured on the standby: now() - pg_last_xact_replay_timestamp() while received WAL waits
- * (0 when nothing is pending: an idle primary makes that difference grow with nothing to replay).
- * When no standby of the cluster is watched, the primary's pg_stat_replication replay_lag is used
- * (NULL, hence no alert, once a standby is caught up and idle).
+ * or the walreceiver is down (0 when it streams and nothing is pending: an idle primary makes that
+ * difference grow with nothing to replay). A standby pgvigil does not watch is judged by its row
+ * in the primary's pg_stat_replication (replay_lag; NULL, hence no alert, once caught up and
+ * idle). A row is a watched standby's when its application_name is that standby's target name or
+ * cluster_name, or, unnamed, when there are no more such rows than watched standbys streaming.
+ *
+ * From a standby's log alone: replay waiting on a logged recovery conflict for longer than the
+ * limit puts the standby at least that far behind (replay-stall-log.ts).
  */
 import type { Labels } from '../domain/index.js';
 import { clusterOf, type RuleView, type SeriesData } from './rule-view.js';
@@ -20,6 +25,8 @@ export const ID = 'replica-lag-over-lb-limit';
 
 const DELAY = 'pg_standby_replay_delay_seconds';
 const PRIMARY_LAG = 'pg_stat_replication_replay_lag_seconds';
+const RECEIVER_UP = 'pg_stat_wal_receiver_up';
+const SETTINGS_MAX_AGE_MS = 10 * 60_000;
 
 export interface ReplicaLagOverLbLimitOptions {
   limitSeconds: number;
@@ -43,65 +50,115 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
       for (const target of watchedStandbys) {
         const lag = standbyLag(view, target, nowMs - options.sustainMs);
         if (lag === null || lag.minSeconds <= options.limitSeconds) continue;
-        const lagAt = { seconds: lag.lastSeconds, tsMs: lag.lastTsMs, series: DELAY };
+        const lagAt = { seconds: lag.lastSeconds, tsMs: lag.lastTsMs, series: DELAY, receiverDown: lag.receiverDown };
         findings.push(finding(target, target, {}, lagAt, stalls.find((s) => s.target === target) ?? null, options));
       }
+      for (const stall of stalls) {
+        // From the log alone: a logged conflict wait is a lower bound of the lag.
+        if (stall.series.length > 0 || watchedStandbys.has(stall.target) || stall.cause.kind !== 'conflict' ||
+          (stall.standingStillSeconds ?? 0) <= options.limitSeconds) continue;
+        const lagAt = { seconds: stall.standingStillSeconds!, tsMs: nowMs, series: null, receiverDown: false };
+        findings.push(finding(stall.target, stall.target, {}, lagAt, stall, options));
+      }
+      const unwatched = unwatchedRows(view, watchedStandbys);
       for (const s of view.series(PRIMARY_LAG, { sinceMs: nowMs - options.sustainMs })) {
         // A standby watched directly is judged by its own samples.
-        if (clusterOf(view, s.target).some((t) => watchedStandbys.has(t)) || !isFresh(view, s)) continue;
+        if (!unwatched.has(rowKey(s.target, s.labels))) continue;
         const values = s.points.map((p) => p.value);
         if (values.some((v) => v === null || v <= options.limitSeconds)) continue;
         const name = `standby ${s.labels.application_name || '?'}${s.labels.client_addr ? ` (${s.labels.client_addr})` : ''}`;
         const last = s.points[s.points.length - 1]!;
-        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, tsMs: last.tsMs, series: PRIMARY_LAG }, null, options));
+        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, tsMs: last.tsMs, series: PRIMARY_LAG, receiverDown: false }, null, options));
       }
       return findings;
     },
   };
 }
 
+interface StandbyLag {
+  minSeconds: number;
+  lastSeconds: number;
+  lastTsMs: number;
+  receiverDown: boolean;
+}
+
 /** Standby-side lag per sample in the window; null without samples. */
-function standbyLag(view: RuleView, target: string, sinceMs: number): { minSeconds: number; lastSeconds: number; lastTsMs: number } | null {
+function standbyLag(view: RuleView, target: string, sinceMs: number): StandbyLag | null {
   const delay = view.series(DELAY, { sinceMs, target })[0];
   if (!delay) return null;
   const pending = pointsByTime(view.series(PENDING, { sinceMs, target })[0]);
   const still = pointsByTime(view.series(STANDING_STILL, { sinceMs, target })[0]);
+  const receiver = pointsByTime(view.series(RECEIVER_UP, { sinceMs, target })[0]);
   const lags: number[] = [];
   for (const p of delay.points) {
-    const behind = (pending.get(p.tsMs) ?? 0) > 0 || (still.get(p.tsMs) ?? 0) > 0;
+    // Without a walreceiver nothing arrives, so nothing is pending however far the primary went on.
+    const behind = (pending.get(p.tsMs) ?? 0) > 0 || (still.get(p.tsMs) ?? 0) > 0 || receiver.get(p.tsMs) === 0;
     lags.push(behind && p.value !== null ? p.value : 0);
   }
-  return { minSeconds: Math.min(...lags), lastSeconds: lags[lags.length - 1]!, lastTsMs: delay.points[delay.points.length - 1]!.tsMs };
+  const lastTsMs = delay.points[delay.points.length - 1]!.tsMs;
+  return { minSeconds: Math.min(...lags), lastSeconds: lags[lags.length - 1]!, lastTsMs, receiverDown: receiver.get(lastTsMs) === 0 };
+}
+
+const rowKey = (target: string, labels: Labels) => `${target}\u0000${labels.application_name ?? ''}\u0000${labels.client_addr ?? ''}`;
+
+/**
+ * The current walsender rows (by rowKey) that are not a standby pgvigil watches: a row named
+ * after a watched standby (target name or cluster_name) is its; unnamed rows are theirs only when
+ * there are no more of them than watched standbys left streaming, else each is judged on its own.
+ */
+function unwatchedRows(view: RuleView, watched: ReadonlySet<string>): Set<string> {
+  const rowsByPrimary = new Map<string, Labels[]>();
+  for (const row of view.latest(PRIMARY_LAG)) rowsByPrimary.set(row.target, [...(rowsByPrimary.get(row.target) ?? []), row.labels]);
+  const out = new Set<string>();
+  for (const [primary, rows] of rowsByPrimary) {
+    const standbys = clusterOf(view, primary).filter((t) => watched.has(t));
+    const nameOf = (labels: Labels) => standbys.find((t) => standbyNames(view, t).includes(labels.application_name ?? ''));
+    const named = new Set(rows.map(nameOf).filter((t) => t !== undefined));
+    const unnamed = rows.filter((labels) => nameOf(labels) === undefined);
+    const streaming = standbys.filter((t) => !named.has(t) && view.latest(RECEIVER_UP, { target: t })[0]?.value !== 0);
+    if (unnamed.length > streaming.length) unnamed.forEach((labels) => out.add(rowKey(primary, labels)));
+  }
+  return out;
+}
+
+/** The application_names a standby's walreceiver may connect with: its target name, its cluster_name. */
+function standbyNames(view: RuleView, target: string): string[] {
+  const clusterName = view.latest('pg_settings_info', { target, labels: { name: 'cluster_name' }, maxAgeMs: SETTINGS_MAX_AGE_MS })[0]?.labels.setting;
+  return clusterName ? [target, clusterName] : [target];
 }
 
 function pointsByTime(s: SeriesData | undefined): Map<number, number | null> {
   return new Map((s?.points ?? []).map((p) => [p.tsMs, p.value]));
 }
 
-function isFresh(view: RuleView, s: SeriesData): boolean {
-  return view.latest(PRIMARY_LAG, { target: s.target, labels: s.labels }).length > 0;
-}
-
 function finding(
   target: string,
   replica: string,
   labels: Labels,
-  lag: { seconds: number; tsMs: number; series: string },
+  lag: { seconds: number; tsMs: number; series: string | null; receiverDown: boolean },
   stall: ReplayStall | null,
   o: ReplicaLagOverLbLimitOptions,
 ): Finding {
-  const cause = stall ? `: ${describeCause(stall.cause)}` : '';
+  const known = stall && !(lag.receiverDown && stall.cause.kind === 'unknown') ? stall : null;
+  const cause = known ? `: ${describeCause(known.cause)}` : lag.receiverDown ? ': its walreceiver is down (no WAL arrives)' : '';
+  const atLeast = lag.series === null ? 'at least ' : '';
   return {
     // A watched standby is its own target; a walsender row is named by its labels.
     dedupKey: findingKey(ID, target, ...(labels.application_name === undefined ? [] : [labels.application_name, labels.client_addr ?? ''])),
     target,
     labels: { ...labels },
-    summary: `${replica} is ${formatDuration(lag.seconds * 1000)} behind the primary, past the ${o.limitSeconds} s ` +
+    summary: `${replica} is ${atLeast}${formatDuration(lag.seconds * 1000)} behind the primary, past the ${o.limitSeconds} s ` +
       `at which load balancers drop it${cause}`,
     evidence: evidenceOf({
       eventIds: stall ? causeEventIds(stall.cause) : [],
-      series: [{ name: lag.series, labels: { ...labels }, value: lag.seconds, tsMs: lag.tsMs }, ...(stall?.series ?? [])],
-      facts: { lag_seconds: Math.round(lag.seconds), limit_seconds: o.limitSeconds, cause: stall?.cause.kind ?? null },
+      series: [
+        ...(lag.series === null ? [] : [{ name: lag.series, labels: { ...labels }, value: lag.seconds, tsMs: lag.tsMs }]),
+        ...(stall?.series ?? []),
+      ],
+      facts: {
+        lag_seconds: Math.round(lag.seconds), limit_seconds: o.limitSeconds, cause: stall?.cause.kind ?? null,
+        walreceiver_down: lag.receiverDown,
+      },
     }),
   };
 }

@@ -10,7 +10,10 @@
  * - fresh: a series whose latest sample is at most `staleAfterMs` old; a slot or a session that
  *   was not sampled recently is gone, not "still there with its last value".
  * - cluster: targets sharing a `cluster` name in the config (a primary and its standbys). Targets
- *   without one form one group together, so a single-primary-single-standby setup needs no config.
+ *   without one form one group when that is unambiguous: at most one of them can be a primary (the
+ *   others showed themselves as standbys), so one primary with its standbys needs no config;
+ *   otherwise each is a group of its own, and a DDL on one primary is never blamed for a stall on
+ *   a standby of another.
  */
 import type { EventKind, Labels, LogEvent } from '../domain/index.js';
 
@@ -95,5 +98,27 @@ export function clusterOf(view: RuleView, target: string): string[] {
   const all = view.targets();
   const cluster = all.find((t) => t.name === target)?.cluster ?? null;
   const members = all.filter((t) => t.cluster === cluster).map((t) => t.name);
-  return members.includes(target) ? members : [...members, target];
+  const group = members.includes(target) ? members : [...members, target];
+  if (cluster !== null) return group;
+  const possiblePrimaries = group.filter((name) => !isStandby(view, name));
+  return possiblePrimaries.length <= 1 ? group : [target];
+}
+
+/** How far back a target's standby signs count: a standby stays one between incidents. */
+const ROLE_MEMORY_MS = 24 * 3_600_000;
+
+/** Sampled by the standby collector (it runs only in recovery) within maxAgeMs (default: fresh). */
+export function sampledAsStandby(view: RuleView, target: string, maxAgeMs?: number): boolean {
+  return view.latest('pg_standby_replay_standing_still_seconds', { target, ...(maxAgeMs !== undefined && { maxAgeMs }) }).length > 0;
+}
+
+/**
+ * A target that showed itself as a standby: sampled by the standby collector, or logged a recovery
+ * conflict (only a standby's startup process and queries do).
+ */
+function isStandby(view: RuleView, target: string): boolean {
+  const sinceMs = view.nowMs - ROLE_MEMORY_MS;
+  return sampledAsStandby(view, target, ROLE_MEMORY_MS) ||
+    view.events('recovery_conflict_wait', { sinceMs, target }).length > 0 ||
+    view.events('recovery_conflict', { sinceMs, target }).length > 0;
 }

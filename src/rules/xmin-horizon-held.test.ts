@@ -72,6 +72,48 @@ describe('xmin-horizon-held', () => {
     expect(finding?.evidence.facts.holders_over_threshold).toBe(1);
   });
 
+  describe('what does not hold the horizon', () => {
+    const AUTOVACUUM = 'kind="backend",scope="database",owner="",pid="5150",datname="shop",usename="",application_name="",' +
+      'backend_type="autovacuum worker",state="active",name="",query="autovacuum: VACUUM public.orders (to prevent wraparound)"';
+    const MANUAL_VACUUM = 'kind="backend",scope="database",owner="",pid="5151",datname="shop",usename="dba",application_name="psql",' +
+      'backend_type="client backend",state="active",name="",query="VACUUM (VERBOSE) orders"';
+    const VACUUM_FULL = 'kind="backend",scope="database",owner="vacuum_full",pid="5152",datname="shop",usename="dba",application_name="psql",' +
+      'backend_type="client backend",state="active",name="",query="VACUUM FULL orders"';
+    const cases: Array<[string, string, boolean]> = [
+      ['quiet: an autovacuum worker (PROC_IN_VACUUM: other horizons ignore its xmin)', AUTOVACUUM, false],
+      ['quiet: a manual lazy VACUUM', MANUAL_VACUUM, false],
+      ['fires: VACUUM FULL holds its snapshot like any transaction', VACUUM_FULL, true],
+    ];
+    for (const [name, labels, fires] of cases) {
+      it(name, () => expect(evaluate([age(labels, '6e6 6e6 6e6 6e6')]).length).toBe(fires ? 1 : 0));
+    }
+
+    it('quiet on a standby: its queries hold nothing on the primary (feedback shows on the primary)', () => {
+      const series = [age(SESSION, '6e6 6e6 6e6 6e6'), seriesOf('pg_standby_replay_standing_still_seconds', '0 0 0 0')];
+      expect(evaluate(series)).toEqual([]);
+    });
+  });
+
+  it('REPACK\'s slot holds every database from the run\'s start: its session\'s transaction age, not the slot\'s catalog_xmin age', () => {
+    const session = 'kind="backend",scope="database",owner="repack_concurrently",pid="71000",datname="shop",usename="dba",application_name="psql",' +
+      'backend_type="client backend",state="active",name="",query="REPACK (CONCURRENTLY) orders"';
+    const [finding] = evaluate([age(REPACK_SLOT, '10 10 10 12'), age(session, '5e6 6e6 7e6 8e6')]);
+    expect(finding?.summary).toMatch(
+      /^xmin horizon is 8,000,000 XIDs old, held by REPACK \(CONCURRENTLY\)'s temporary slot pg_repack_71001 \(REPACK session pid 71000\); vacuum cannot remove rows deleted since, in every database$/,
+    );
+    expect(finding?.evidence.facts.holders_over_threshold).toBe(1);
+  });
+
+  it('a catalog-only hold past autovacuum_freeze_max_age fires: the catalogs cannot be frozen', () => {
+    expect(evaluate([age(LOGICAL_CATALOG, '1e8 1e8 1e8 1.9e8')])).toEqual([]);
+    const [finding] = evaluate([age(LOGICAL_CATALOG, '2e8 2e8 2e8 2.1e8')]);
+    expect(finding?.severity).toBe('error');
+    expect(finding?.summary).toBe(
+      'xmin horizon is 210,000,000 XIDs old, held by logical replication slot sub1 (a subscription); ' +
+      'vacuum cannot freeze the system catalogs in any database past it: wraparound approaches',
+    );
+  });
+
   it('keeps one alert per target while the holder changes, and resolves when the horizon moves on', () => {
     const series = [age(SESSION, '6e6 7e6 _ _ _ _'), age(PREPARED, '_ _ 8e6 9e6 1e6 1e6')];
     const steps = transitionSteps(timeline([rule], new MemoryRuleView({ series, staleAfterMs: 0 }), instants(0, 5)));

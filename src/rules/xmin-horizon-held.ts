@@ -3,14 +3,21 @@
  * version deleted after it; named by what holds it: a session (pid, user@database, state, how long
  * its transaction has been open), a prepared transaction, a replication slot by its owner (REPACK,
  * pg_squeeze, a subscription, a standby's physical slot, 19's pg_conflict_detection), or a
- * standby's hot_standby_feedback. A REPACK slot holds every database though its xmin is NULL
- * (pg-messages.md §13.2); the collector reports its catalog_xmin age as the hold.
+ * standby's hot_standby_feedback.
  *
- * From pg_xmin_horizon_holder_age_xids (src/collectors/pg-xmin-horizon.ts). A catalog-only hold
- * (a logical slot's catalog_xmin) is left out: it keeps only system catalogs from being vacuumed.
+ * From pg_xmin_horizon_holder_age_xids (src/collectors/pg-xmin-horizon.ts), on primaries only: a
+ * standby's own queries hold nothing on the primary's tables (with hot_standby_feedback they show
+ * on the primary as standby feedback). Left out or adjusted:
+ * - lazy VACUUM, manual or autovacuum: it sets PROC_IN_VACUUM, and other backends' horizons ignore
+ *   its xmin (VACUUM FULL does not, and holds like any transaction);
+ * - a REPACK slot holds every database from the run's start though its xmin is NULL and its
+ *   catalog_xmin moves on (measured on 19rc1, pg-messages.md §13.2): its hold is the age of the
+ *   REPACK session's transaction, which spans the whole run;
+ * - a catalog-only hold (a logical slot's catalog_xmin) keeps only system catalogs from being
+ *   vacuumed: it counts once it is old enough to stop their freezing (error_age_xids).
  */
 import type { Labels } from '../domain/index.js';
-import type { LatestSample, RuleView } from './rule-view.js';
+import { sampledAsStandby, type LatestSample, type RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { formatCount, formatDuration, quoteStatement } from './summary-format.js';
 
@@ -34,8 +41,10 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
     description: 'The xmin horizon is old: vacuum cannot remove dead rows; names the session, prepared transaction, slot or standby holding it.',
     evaluate(view, nowMs) {
       const byTarget = new Map<string, LatestSample[]>();
-      for (const s of newestPerHolder(view.latest(HOLDER_AGE))) {
-        if (s.value === null || s.value < options.warnAgeXids || s.labels.scope === 'catalog') continue;
+      const held = withRepackRunAge(newestPerHolder(view.latest(HOLDER_AGE)).filter((s) => !isLazyVacuum(s.labels)));
+      for (const s of held) {
+        const minAge = s.labels.scope === 'catalog' ? options.errorAgeXids : options.warnAgeXids;
+        if (s.value === null || s.value < minAge || sampledAsStandby(view, s.target)) continue;
         byTarget.set(s.target, [...(byTarget.get(s.target) ?? []), s]);
       }
       const findings: Finding[] = [];
@@ -45,14 +54,16 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
         const age = oldest.value!;
         const others = holders.length - 1;
         const where = oldest.labels.scope === 'database' && oldest.labels.datname ? `in database ${oldest.labels.datname}` : 'in every database';
+        const consequence = oldest.labels.scope === 'catalog'
+          ? 'vacuum cannot freeze the system catalogs in any database past it: wraparound approaches'
+          : `vacuum cannot remove rows deleted since, ${where}`;
         const more = others > 0 ? ` (and ${others} more holder${others === 1 ? '' : 's'} past ${formatCount(options.warnAgeXids)} XIDs)` : '';
         findings.push({
           dedupKey: findingKey(ID, target),
           target,
           labels: { kind: oldest.labels.kind ?? '', scope: oldest.labels.scope ?? '' },
           severity: age >= options.errorAgeXids ? 'error' : 'warning',
-          summary: `xmin horizon is ${formatCount(age)} XIDs old, held by ${describeHolder(view, oldest, nowMs)}; ` +
-            `vacuum cannot remove rows deleted since, ${where}${more}`,
+          summary: `xmin horizon is ${formatCount(age)} XIDs old, held by ${describeHolder(view, oldest, nowMs)}; ${consequence}${more}`,
           evidence: evidenceOf({
             series: holders.slice(0, 5).map((h) => ({ name: HOLDER_AGE, labels: { ...h.labels }, value: h.value, tsMs: h.tsMs })),
             facts: { age_xids: age, holder_kind: oldest.labels.kind ?? null, holder_pid: oldest.labels.pid || null, holders_over_threshold: holders.length },
@@ -78,6 +89,35 @@ function newestPerHolder(samples: LatestSample[]): LatestSample[] {
     if (!seen || s.tsMs > seen.tsMs) byHolder.set(key, s);
   }
   return [...byHolder.values()];
+}
+
+/** A lazy VACUUM's session: manual (VACUUM without FULL) or an autovacuum worker not only analysing. */
+function isLazyVacuum(l: Labels): boolean {
+  if (l.kind !== 'backend' || l.owner) return false;
+  const query = (l.query ?? '').trim();
+  if (l.backend_type === 'autovacuum worker') return !/^autovacuum: ANALYZE\b/i.test(query);
+  return l.backend_type === 'client backend' && /^vacuum\b/i.test(query);
+}
+
+/**
+ * REPACK's slot with its hold from the run's start: the REPACK session's transaction age, when
+ * that session is among the holders (it is then folded into the slot, not counted twice).
+ */
+function withRepackRunAge(holders: LatestSample[]): LatestSample[] {
+  const runs = new Map<string, LatestSample>();
+  for (const h of holders) {
+    if (h.labels.owner === 'repack' && h.labels.kind?.startsWith('slot_') && h.labels.pid) runs.set(`${h.target}\u0000${h.labels.pid}`, h);
+  }
+  const sessionAge = new Map<LatestSample, number>();
+  const rest = holders.filter((h) => {
+    const slot = h.labels.kind === 'backend' ? runs.get(`${h.target}\u0000${h.labels.pid ?? ''}`) : undefined;
+    if (slot && h.value !== null) sessionAge.set(slot, Math.max(sessionAge.get(slot) ?? 0, h.value));
+    return !slot;
+  });
+  return rest.map((h) => {
+    const age = sessionAge.get(h);
+    return age === undefined ? h : { ...h, value: Math.max(h.value ?? 0, age), labels: { ...h.labels, scope: 'cluster' } };
+  });
 }
 
 /** Sessions the collector recognised as table maintenance (src/collectors/maintenance-kind.ts). */
