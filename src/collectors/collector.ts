@@ -85,6 +85,13 @@ export interface Collector {
  */
 export const DEFAULT_TIMEOUT_MS = 5_000;
 
+/**
+ * The lock_timeout of every poll query. Collectors read catalogs and statistics; a query that
+ * queues for a lock (behind a DDL waiting for ACCESS EXCLUSIVE, say) would itself block every
+ * later query on that relation, so it gives up at once rather than join the queue.
+ */
+export const POLL_LOCK_TIMEOUT_MS = 1_000;
+
 /** Interval and timeout overrides a collector factory accepts. */
 export interface CollectorOptions {
   intervalMs?: number;

@@ -1,14 +1,14 @@
 /**
  * The poll scheduler's connections to one target: a small pg.Pool per database, and how every
- * query goes out on them (the collector's statement_timeout, a named prepared statement, int8 as
- * a number). Also which errors are the connection's rather than the query's.
+ * query goes out on them (the collector's statement_timeout, lock_timeout, a named prepared
+ * statement, int8 as a number). Also which errors are the connection's rather than the query's.
  *
  * It never decides when or where to query, nor when to let go of a database: the scheduler
  * (poll-scheduler.ts) does.
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { DEFAULT_TIMEOUT_MS, POLLER_APPLICATION_NAME } from '../collectors/collector.js';
+import { DEFAULT_TIMEOUT_MS, POLL_LOCK_TIMEOUT_MS, POLLER_APPLICATION_NAME } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 
 // Node socket errors, SQLSTATE class 08 (connection exception), and 57P01-57P04 (shutdown,
@@ -68,6 +68,7 @@ export class DatabasePools {
       application_name: POLLER_APPLICATION_NAME,
       // Sent at connect: collectors with the default timeout need no SET round trip.
       statement_timeout: DEFAULT_TIMEOUT_MS,
+      lock_timeout: POLL_LOCK_TIMEOUT_MS,
       // Server-scope collectors and this database's own collectors share the main pool.
       max: main ? 2 : 1,
       idleTimeoutMillis: this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,

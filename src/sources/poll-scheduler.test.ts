@@ -166,6 +166,26 @@ describe('PollScheduler against PostgreSQL 18', () => {
     }
   });
 
+  it('gives up a poll query that queues for a lock instead of joining the queue', async () => {
+    await primary.query('CREATE TABLE locked_for_poll (k text)');
+    const holder = new pg.Client({ connectionString: primary.dsn() });
+    await holder.connect();
+    const { poller } = scheduler(primary, [testCollector('locked', 'SELECT k FROM locked_for_poll', { timeoutMs: 30_000 })]);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE locked_for_poll IN ACCESS EXCLUSIVE MODE');
+      await poller.start();
+      // 55P03 lock_not_available after lock_timeout, long before the 30 s statement_timeout.
+      await waitUntil(() => (poller.stats.get('locked')?.errorsByCode['55P03'] ?? 0) >= 1, WAIT_MS, 'the poll query to give up on the lock');
+      const waiting = await primary.query("SELECT 1 FROM pg_stat_activity WHERE application_name = 'pgvigil' AND wait_event_type = 'Lock'");
+      expect(waiting.length).toBeLessThanOrEqual(1);
+    } finally {
+      await poller.stop();
+      await holder.end();
+      await primary.query('DROP TABLE locked_for_poll');
+    }
+  });
+
   it('does not let a server-wide run that was in flight during a DROP DATABASE bring its series back', async () => {
     await primary.query('CREATE DATABASE inflight');
     const clock = new ManualClock();
