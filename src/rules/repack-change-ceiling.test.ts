@@ -57,10 +57,13 @@ describe('repack-change-ceiling while a REPACK runs', () => {
 describe('repack-change-ceiling advisory (no REPACK running, PG 19)', () => {
   const every5 = { stepMs: FIVE_MIN };
   const pg19 = eventOf('autovacuum', autovacuumDetails({ database: 'shop', table: 'events', dead_item_storage_mb: 4.5 }), { tsMs: T0 });
+  // The collector's series is in seconds (pg-stat-user-tables.ts); the cases are written in hours.
+  const UNTIL_CEILING = `pg_stat_user_tables_repack_seconds_until_ceiling{${TABLE}}`;
+  const inSeconds = (hours: string) => hours.split(' ').map((h) => (Number.isNaN(Number(h)) ? h : String(Number(h) * 3600))).join(' ');
   const advisory = (hours: string, proof = [pg19]) => new MemoryRuleView({
     events: proof,
     staleAfterMs: 10 * 60_000,
-    series: [seriesOf(`pg_stat_user_tables_repack_hours_until_ceiling{${TABLE}}`, hours, every5)],
+    series: [seriesOf(UNTIL_CEILING, inSeconds(hours), every5)],
   });
   const now = T0 + 4 * FIVE_MIN;
 
@@ -75,7 +78,7 @@ describe('repack-change-ceiling advisory (no REPACK running, PG 19)', () => {
     const withVersion = (versionNum: string) => new MemoryRuleView({
       events: [pg19],
       series: [
-        seriesOf(`pg_stat_user_tables_repack_hours_until_ceiling{${TABLE}}`, '2 0.5 0.6 0.4 0.5', every5),
+        seriesOf(UNTIL_CEILING, inSeconds('2 0.5 0.6 0.4 0.5'), every5),
         seriesOf('pg_settings_server_version_num', versionNum, every5),
       ],
     });
