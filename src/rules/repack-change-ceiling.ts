@@ -106,7 +106,7 @@ function whileRunning(view: RuleView, run: RepackRun, nowMs: number, o: RepackCh
   return [{
     dedupKey: findingKey(ID, run.target, 'running', labels.datname ?? '', labels.schemaname ?? '', labels.relname ?? ''),
     target: run.target,
-    labels: { ...labels, slot_name: run.slotName },
+    labels: { ...labels, slot_name: run.slotName ?? '' },
     summary,
     severity: fraction >= o.runningErrorFraction ? 'error' : 'warning',
     evidence: evidenceOf({

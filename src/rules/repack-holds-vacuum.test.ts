@@ -108,3 +108,23 @@ describe('repack-holds-vacuum', () => {
     ]);
   });
 });
+
+describe('repack-holds-vacuum: a retried REPACK', () => {
+  it('has held vacuum since its own start, not since the first attempt\'s', () => {
+    // The first attempt (slot pg_repack_4100) ran from step -20 to -12; the retry's slot lives from step 2.
+    const firstStart = at(-20) / 1000;
+    const retryStart = at(2) / 1000;
+    const xact = 'pg_stat_progress_repack_xact_start_timestamp_seconds{datname="shop",schemaname="public",relname="orders"}';
+    // One progress series and one xact_start series per table, as stored: steps -20..-12, then 2..9.
+    const steps = (first: string, retry: string) => [...Array(9).fill(first), ...Array(13).fill('_'), ...Array(8).fill(retry)].join(' ');
+    const fromFirst = { startMs: at(-20) };
+    const series = [
+      seriesOf(SLOT, SLOT_STEPS),
+      seriesOf(PROGRESS, steps('1', '1'), fromFirst),
+      seriesOf(xact, steps(String(firstStart), String(retryStart)), fromFirst),
+    ];
+    const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const [finding] = rule.evaluate(view(events, series).at(at(7)), at(7));
+    expect(finding?.evidence.facts.held_seconds).toBe(25);
+  });
+});

@@ -11,7 +11,7 @@
  */
 import type { RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { describeRun, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
+import { describeRun, runKey, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
 import { formatCount, formatDuration, plural } from './summary-format.js';
 
 export const ID = 'repack-holds-vacuum';
@@ -93,9 +93,9 @@ function finding(run: RepackRun, stuck: Stuck, nowMs: number): Finding {
     `(${plural(tables.size, 'table')}) for ${formatDuration(heldMs)}: removable cutoff stuck at XID ${stuck.cutoffXid}, ` +
     `${formatCount(deadTuples)} dead rows not removable`;
   return {
-    dedupKey: findingKey(ID, run.target, run.slotName),
+    dedupKey: findingKey(ID, run.target, runKey(run)),
     target: run.target,
-    labels: { slot_name: run.slotName, database: run.database ?? '', ...(run.table && { table: run.table.table }) },
+    labels: { slot_name: run.slotName ?? '', database: run.database ?? '', ...(run.table && { table: run.table.table }) },
     summary,
     evidence: evidenceOf({
       eventIds: [...run.eventIds, ...stuck.reports.map((e) => e.id)],
