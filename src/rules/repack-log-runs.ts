@@ -40,6 +40,8 @@ export interface LogRun {
   end: RunEnd | null;
   /** The event that ended the run (its error, its duration line, the crash). */
   endEvent: RuleEvent | null;
+  /** Its last lock wait line: a `waiting` one for AccessExclusiveLock at its end means it failed at the swap. */
+  lastWait: RuleEvent<'lock_wait'> | null;
   eventIds: number[];
 }
 
@@ -98,7 +100,7 @@ function runsOfSession(target: string, pid: number, events: RuleEvent[]): LogRun
     const command = tableCommandOf(statement);
     const run: LogRun = {
       target, pid, database: e.database, statement, relation: command?.relation ?? null, concurrently: command?.concurrently ?? false,
-      startMs, startExact: exact, lastSeenMs: e.tsMs, endMs: null, end: null, endEvent: null, eventIds: [e.id],
+      startMs, startExact: exact, lastSeenMs: e.tsMs, endMs: null, end: null, endEvent: null, lastWait: null, eventIds: [e.id],
     };
     runs.push(run);
     return run;
@@ -129,9 +131,9 @@ function runsOfSession(target: string, pid: number, events: RuleEvent[]): LogRun
         close(e, 'failed');
       }
     } else {
-      // A lock wait or failure whose STATEMENT is this session's REPACK.
+      // A lock wait or failure whose STATEMENT is this session's REPACK (or has none while one runs).
       const statement = statementOf(e);
-      if (!isRepack(statement)) {
+      if (!isRepack(statement) && !(statement === null && open !== null)) {
         if (open && FAILURES.has(e.kind)) close(e, 'failed');
         continue;
       }
@@ -139,6 +141,7 @@ function runsOfSession(target: string, pid: number, events: RuleEvent[]): LogRun
       if (!open) open = start(e, statement, waitStartMs, false);
       else if (e.id !== open.eventIds[0]) open.eventIds.push(e.id);
       open.lastSeenMs = e.tsMs;
+      if (isKind(e, 'lock_wait')) open.lastWait = e;
       if (FAILURES.has(e.kind)) close(e, 'failed');
     }
   }
@@ -164,6 +167,6 @@ function pidOf(e: RuleEvent): number | null {
   return isKind(e, 'server_crash') ? e.details.pid : e.pid;
 }
 
-function isKind<K extends EventKind>(e: RuleEvent, kind: K): e is RuleEvent<K> {
+export function isKind<K extends EventKind>(e: RuleEvent, kind: K): e is RuleEvent<K> {
   return e.kind === kind;
 }

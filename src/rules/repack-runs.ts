@@ -205,11 +205,11 @@ export function describeTable(ref: TableRef): string {
 }
 
 /** "REPACK (CONCURRENTLY) of shop.public.orders", "... in database shop (slot pg_repack_4242)", "... (pid 4242)". */
-export function describeRun(run: RepackRun): string {
-  if (run.table) return `REPACK (CONCURRENTLY) of ${describeTable(run.table)}`;
+export function describeRun(run: RepackRun, command = 'REPACK (CONCURRENTLY)'): string {
+  if (run.table) return `${command} of ${describeTable(run.table)}`;
   const where = run.database ? ` in database ${run.database}` : '';
   const which = run.slotName !== null ? `slot ${run.slotName}` : `pid ${run.sessionPid}`;
-  return `REPACK (CONCURRENTLY)${where} (${which})`;
+  return `${command}${where} (${which})`;
 }
 
 /** When the run started: its transaction start or statement when known, else its first sample (a little late). */
