@@ -13,6 +13,12 @@
  *   successful REPACK logs nothing when it ends without duration logging, so a run with no end in
  *   the log is "still running at the end of the log" only as far as the log can tell.
  *
+ * Sessions are found by their REPACK lines (statement, STATEMENT lines, crash DETAIL); their other
+ * lines are then read per pid. A REPACK logged only by `duration: ... statement: REPACK` at its end
+ * (log_min_duration_statement without log_statement) is not looked for across every session's
+ * lines: a rule evaluated while it ran could not have seen that line yet, and a rule does not need
+ * a run that ended well.
+ *
  * Glossary
  * - exact start: the statement line, or a duration line's end minus its duration; otherwise the
  *   start is the earliest the log proves (a lock wait's start), a lower bound of nothing.
@@ -76,11 +82,6 @@ export function logRepackRuns(view: RuleView, target: string, sinceMs: number): 
     runs.push(...runsOfSession(target, pid, own));
   }
   return runs.sort((a, b) => a.startMs - b.startMs);
-}
-
-/** The run of `pid` that was going on at `tsMs` (started by then, not ended before). */
-export function logRunAt(runs: readonly LogRun[], pid: number, tsMs: number): LogRun | null {
-  return runs.filter((r) => r.pid === pid && r.startMs <= tsMs && (r.endMs === null || r.endMs >= tsMs)).pop() ?? null;
 }
 
 /** Walks one session's events in time order, opening a run at each REPACK and closing it at its end. */
