@@ -36,6 +36,7 @@ describe('repack-failed', () => {
   const cases: Array<[string, RuleEvent[], string | null]> = [
     ['fires: the change ceiling (invalid memory alloc request size 1677721600)', [statement(0), generic(10, CEILING)], 'change_ceiling'],
     ['fires: another allocation over 1 GB', [statement(0), generic(10, 'invalid memory alloc request size 1342177280')], 'alloc_limit'],
+    ['fires: the same allocation in a plain REPACK is not the change ceiling', [statement(0, false), generic(10, CEILING)], 'alloc_limit'],
     ['fires: out of memory', [statement(0), generic(10, 'out of memory')], 'out_of_memory'],
     ['fires: its backend OOM-killed (crash DETAIL names the REPACK)', [kill(10)], 'killed'],
     ['fires: its backend killed while its logged statement ran (no DETAIL)', [statement(0), kill(10, 9, null)], 'killed'],

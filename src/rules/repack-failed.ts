@@ -16,6 +16,7 @@
  * the session's REPACK statement, its lock waits' STATEMENT lines, the crash DETAIL, or its sampled
  * slot. The finding stays open for `activeForMs` after the failure: it is news, not a state.
  */
+import { REPACK_CEILING_CHANGES } from '../collectors/table-change-rate.js';
 import { isKind, logRepackRuns, type LogRun } from './repack-log-runs.js';
 import { describeRun, failedRun, runStartMs, SLOT_INFO, type RepackRun } from './repack-runs.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
@@ -34,8 +35,7 @@ export interface RepackFailedOptions {
 export const DEFAULTS: RepackFailedOptions = { activeForMs: 30 * 60_000, lookbackMs: 24 * 3_600_000 };
 
 /** 104,857,600 combo command ids doubled, 8 bytes each: the allocation that fails at the ceiling. */
-export const CEILING_ALLOC_BYTES = 104_857_600 * 2 * 8;
-const CEILING_CHANGES = 104_857_600;
+export const CEILING_ALLOC_BYTES = REPACK_CEILING_CHANGES * 2 * 8;
 const SWAP_LOCK = 'AccessExclusiveLock';
 const ALLOC_REQUEST = /^invalid memory alloc request size (\d+)$/;
 const OUT_OF_MEMORY = 'out of memory';
@@ -110,10 +110,11 @@ function failureOf(e: RuleEvent, pid: number, run: LogRun | null): Failure | nul
   const alloc = ALLOC_REQUEST.exec(e.message);
   if (alloc) {
     const bytes = Number(alloc[1]);
-    return bytes === CEILING_ALLOC_BYTES
+    // Only a concurrent run keeps a combo command id per concurrent change (a sampled slot is one).
+    return bytes === CEILING_ALLOC_BYTES && (run === null || run.concurrently)
       ? {
-        cause: 'change_ceiling', event: e, pid, facts: { alloc_request_bytes: bytes, ceiling_changes: CEILING_CHANGES },
-        what: `it hit the ${formatCount(CEILING_CHANGES)}-change ceiling (${e.message}): more rows were updated or deleted during the run than REPACK can hold`,
+        cause: 'change_ceiling', event: e, pid, facts: { alloc_request_bytes: bytes, ceiling_changes: REPACK_CEILING_CHANGES },
+        what: `it hit the ${formatCount(REPACK_CEILING_CHANGES)}-change ceiling (${e.message}): more rows were updated or deleted during the run than REPACK can hold`,
       }
       : { cause: 'alloc_limit', event: e, pid, facts: { alloc_request_bytes: bytes }, what: `a single allocation over 1 GB failed (${e.message})` };
   }
