@@ -11,6 +11,7 @@ import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock
 import { parallelAutovacuumStarved, DEFAULTS as PARALLEL_STARVED } from './parallel-autovacuum-starved.js';
 import { repackChangeCeiling, DEFAULTS as CHANGE_CEILING } from './repack-change-ceiling.js';
 import { repackHoldsVacuum, DEFAULTS as HOLDS_VACUUM } from './repack-holds-vacuum.js';
+import { repackFailed, DEFAULTS as REPACK_FAILED } from './repack-failed.js';
 import { repackLostAtSwap, DEFAULTS as LOST_AT_SWAP } from './repack-lost-at-swap.js';
 import { replayStalled, DEFAULTS as STALLED } from './replay-stalled.js';
 import { replayStalledOnUnlink, DEFAULTS as STALLED_ON_UNLINK } from './replay-stalled-on-unlink.js';
@@ -25,6 +26,7 @@ export const RULES = {
   'repack-holds-vacuum': { create: repackHoldsVacuum, defaults: HOLDS_VACUUM },
   'repack-change-ceiling': { create: repackChangeCeiling, defaults: CHANGE_CEILING },
   'repack-lost-at-swap': { create: repackLostAtSwap, defaults: LOST_AT_SWAP },
+  'repack-failed': { create: repackFailed, defaults: REPACK_FAILED },
   'replay-stalled-on-unlink': { create: replayStalledOnUnlink, defaults: STALLED_ON_UNLINK },
   'replay-stalled': { create: replayStalled, defaults: STALLED },
   'replica-lag-over-lb-limit': { create: replicaLagOverLbLimit, defaults: LAG },

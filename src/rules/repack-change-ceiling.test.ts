@@ -47,6 +47,26 @@ describe('repack-change-ceiling while a REPACK runs', () => {
     expect(transitions.map((t) => [t.action, t.severity])).toEqual([['fire', 'warning'], ['fire', 'error'], ['resolve', undefined]]);
   });
 
+  it('counts a retried REPACK from its own start, not from the first attempt\'s', () => {
+    // Attempt 1 (session 899, slot pg_repack_900) runs steps 0-1 and fails; the same session retries
+    // at step 3 (slot pg_repack_910). The stored xact_start series of the table holds both starts.
+    const retry = new MemoryRuleView({
+      staleAfterMs: 5 * 60_000,
+      series: [
+        seriesOf('pg_replication_slots_info{slot_name="pg_repack_900",owner="repack",database="shop",owner_pid="899"}', '1 1 _ _ _ _ _ _', every10),
+        seriesOf('pg_replication_slots_info{slot_name="pg_repack_910",owner="repack",database="shop",owner_pid="899"}', '_ _ _ 1 1 1 1 1', every10),
+        seriesOf(`pg_stat_progress_repack_info{${TABLE},pid="899",command="REPACK",phase="catch-up",index_name=""}`, '1 1 _ 1 1 1 1 1', every10),
+        seriesOf(`pg_stat_progress_repack_xact_start_timestamp_seconds{${TABLE}}`, `${T0 / 1000} ${T0 / 1000} _ ${(T0 + 3 * TEN_MIN) / 1000} ${(T0 + 3 * TEN_MIN) / 1000} ${(T0 + 3 * TEN_MIN) / 1000} ${(T0 + 3 * TEN_MIN) / 1000} ${(T0 + 3 * TEN_MIN) / 1000}`, every10),
+        seriesOf(`pg_stat_user_tables_n_tup_upd_total{${TABLE}}`, '0 12e6 24e6 36e6 48e6 60e6 72e6 84e6', every10),
+        seriesOf(`pg_stat_user_tables_n_tup_del_total{${TABLE}}`, '0 6e6 12e6 18e6 24e6 30e6 36e6 42e6', every10),
+        seriesOf(`pg_stat_user_tables_changes_per_second{${TABLE}}`, '30000 30000 30000 30000 30000 30000 30000 30000', every10),
+      ],
+    });
+    const now = T0 + 6 * TEN_MIN;
+    const findings = rule.evaluate(retry.at(now), now);
+    expect(findings[0]?.evidence.facts.changes_since_start).toBe(54_000_000);
+  });
+
   it('counts from the start of the run, not from the first sample of the table', () => {
     // The run started at step 2: 36M changes had happened before it and do not count.
     const findings = rule.evaluate(running('_ _ 1 1 1 1 1 _').at(T0 + 5 * TEN_MIN), T0 + 5 * TEN_MIN);
@@ -57,10 +77,13 @@ describe('repack-change-ceiling while a REPACK runs', () => {
 describe('repack-change-ceiling advisory (no REPACK running, PG 19)', () => {
   const every5 = { stepMs: FIVE_MIN };
   const pg19 = eventOf('autovacuum', autovacuumDetails({ database: 'shop', table: 'events', dead_item_storage_mb: 4.5 }), { tsMs: T0 });
+  // The collector's series is in seconds (pg-stat-user-tables.ts); the cases are written in hours.
+  const UNTIL_CEILING = `pg_stat_user_tables_repack_seconds_until_ceiling{${TABLE}}`;
+  const inSeconds = (hours: string) => hours.split(' ').map((h) => (Number.isNaN(Number(h)) ? h : String(Number(h) * 3600))).join(' ');
   const advisory = (hours: string, proof = [pg19]) => new MemoryRuleView({
     events: proof,
     staleAfterMs: 10 * 60_000,
-    series: [seriesOf(`pg_stat_user_tables_repack_hours_until_ceiling{${TABLE}}`, hours, every5)],
+    series: [seriesOf(UNTIL_CEILING, inSeconds(hours), every5)],
   });
   const now = T0 + 4 * FIVE_MIN;
 
@@ -75,7 +98,7 @@ describe('repack-change-ceiling advisory (no REPACK running, PG 19)', () => {
     const withVersion = (versionNum: string) => new MemoryRuleView({
       events: [pg19],
       series: [
-        seriesOf(`pg_stat_user_tables_repack_hours_until_ceiling{${TABLE}}`, '2 0.5 0.6 0.4 0.5', every5),
+        seriesOf(UNTIL_CEILING, inSeconds('2 0.5 0.6 0.4 0.5'), every5),
         seriesOf('pg_settings_server_version_num', versionNum, every5),
       ],
     });

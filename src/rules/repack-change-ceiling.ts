@@ -23,11 +23,17 @@ import { formatCount, formatDuration, formatHours } from './summary-format.js';
 export const ID = 'repack-change-ceiling';
 
 const RATE = 'pg_stat_user_tables_changes_per_second';
-const HOURS = 'pg_stat_user_tables_repack_hours_until_ceiling';
+/** Seconds a REPACK could run at the table's rate before REPACK_CEILING_CHANGES (the collector computes it). */
+const SECONDS_UNTIL_CEILING = 'pg_stat_user_tables_repack_seconds_until_ceiling';
 const UPDATES = 'pg_stat_user_tables_n_tup_upd_total';
 const DELETES = 'pg_stat_user_tables_n_tup_del_total';
 
 export interface RepackChangeCeilingOptions {
+  /**
+   * Concurrent updates + deletes a run can hold: PostgreSQL's fixed 104,857,600. An option only so
+   * a live test can reach it in seconds; an operator has no reason to change it.
+   */
+  ceilingChanges: number;
   /** Running REPACK: warn once this fraction of the ceiling has piled up... */
   runningWarnFraction: number;
   /** ...or when the ceiling is this close at the current rate. */
@@ -44,6 +50,7 @@ export interface RepackChangeCeilingOptions {
 }
 
 export const DEFAULTS: RepackChangeCeilingOptions = {
+  ceilingChanges: REPACK_CEILING_CHANGES,
   runningWarnFraction: 0.5,
   runningWarnHoursLeft: 0.5,
   runningErrorFraction: 0.9,
@@ -63,12 +70,12 @@ export function repackChangeCeiling(options: RepackChangeCeilingOptions = DEFAUL
       const findings = running.flatMap((run) => whileRunning(view, run, nowMs, options));
       const busy = new Set(running.flatMap((run) => (run.table ? [`${run.target}\u0000${run.table.table}`] : [])));
       // Candidates first: proving PG 19 reads a day of events, and most evaluations have none.
-      const candidates = view.latest(HOURS)
-        .filter((s) => s.value !== null && s.value < options.advisoryHours && !busy.has(`${s.target}\u0000${s.labels.relname}`));
+      const candidates = view.latest(SECONDS_UNTIL_CEILING)
+        .filter((s) => s.value !== null && hoursLeft(s.value, options) < options.advisoryHours && !busy.has(`${s.target}\u0000${s.labels.relname}`));
       for (const target of new Set(candidates.map((s) => s.target))) {
         if (!provesPg19(view, target)) continue;
         for (const c of candidates.filter((x) => x.target === target)) {
-          const history = view.series(HOURS, { sinceMs: nowMs - options.advisorySustainMs, target, labels: c.labels })[0];
+          const history = view.series(SECONDS_UNTIL_CEILING, { sinceMs: nowMs - options.advisorySustainMs, target, labels: c.labels })[0];
           const advice = history ? advisory(history, nowMs, options) : null;
           if (advice) findings.push(advice);
         }
@@ -86,20 +93,20 @@ function whileRunning(view: RuleView, run: RepackRun, nowMs: number, o: RepackCh
   const changed = changesSince(view, run.target, labels, startMs);
   if (changed === null) return [];
   const rate = view.latest(RATE, { target: run.target, labels })[0]?.value ?? null;
-  const remaining = REPACK_CEILING_CHANGES - changed.changes;
+  const remaining = o.ceilingChanges - changed.changes;
   const secondsLeft = rate !== null && rate > 0 ? Math.max(0, remaining) / rate : null;
-  const fraction = changed.changes / REPACK_CEILING_CHANGES;
+  const fraction = changed.changes / o.ceilingChanges;
   const close = secondsLeft !== null && secondsLeft <= o.runningWarnHoursLeft * 3600;
   if (fraction < o.runningWarnFraction && !close) return [];
   const atRate = secondsLeft === null
     ? 'no changes are arriving now'
     : `at ${formatCount(rate!)} changes/s it fails in ${formatDuration(secondsLeft * 1000)} and throws the run away`;
-  const summary = `${describeRun(run)} has piled up ${formatCount(changed.changes)} of the ${formatCount(REPACK_CEILING_CHANGES)} ` +
+  const summary = `${describeRun(run)} has piled up ${formatCount(changed.changes)} of the ${formatCount(o.ceilingChanges)} ` +
     `concurrent updates+deletes it can hold (${Math.round(fraction * 100)}%) in ${formatDuration(nowMs - startMs)}; ${atRate}`;
   return [{
     dedupKey: findingKey(ID, run.target, 'running', labels.datname ?? '', labels.schemaname ?? '', labels.relname ?? ''),
     target: run.target,
-    labels: { ...labels, slot_name: run.slotName },
+    labels: { ...labels, slot_name: run.slotName ?? '' },
     summary,
     severity: fraction >= o.runningErrorFraction ? 'error' : 'warning',
     evidence: evidenceOf({
@@ -110,7 +117,7 @@ function whileRunning(view: RuleView, run: RepackRun, nowMs: number, o: RepackCh
         repack_pid: run.sessionPid,
         changes_since_start: Math.round(changed.changes),
         changes_counted_from_ms: changed.fromMs,
-        ceiling_changes: REPACK_CEILING_CHANGES,
+        ceiling_changes: o.ceilingChanges,
         changes_per_second: rate,
         seconds_until_ceiling: secondsLeft === null ? null : Math.round(secondsLeft),
       },
@@ -149,11 +156,17 @@ function changesSince(view: RuleView, target: string, labels: Labels, startMs: n
   return { changes: Math.max(0, grown) + Math.max(0, rate ?? 0) * Math.max(0, firstMs - startMs) / 1000, fromMs: firstMs };
 }
 
+/** The collector's seconds until the real ceiling -> hours until the configured one. */
+function hoursLeft(secondsUntilCeiling: number, o: RepackChangeCeilingOptions): number {
+  return (secondsUntilCeiling * o.ceilingChanges) / REPACK_CEILING_CHANGES / 3600;
+}
+
 function advisory(s: SeriesData, nowMs: number, o: RepackChangeCeilingOptions): Finding | null {
-  const values = s.points.map((p) => p.value);
+  const values = s.points.map((p) => (p.value === null ? null : hoursLeft(p.value, o)));
   if (values.length < o.advisoryMinSamples || values.some((v) => v === null || v >= o.advisoryHours)) return null;
   const hours = values[values.length - 1]!;
-  const rate = REPACK_CEILING_CHANGES / (hours * 3600);
+  const seconds = s.points[s.points.length - 1]!.value!;
+  const rate = o.ceilingChanges / (hours * 3600);
   const table = `${s.labels.datname}.${s.labels.schemaname}.${s.labels.relname}`;
   const sustained = formatDuration(nowMs - s.points[0]!.tsMs);
   return {
@@ -162,10 +175,10 @@ function advisory(s: SeriesData, nowMs: number, o: RepackChangeCeilingOptions): 
     labels: { ...s.labels },
     severity: 'info',
     summary: `A REPACK (CONCURRENTLY) of ${table} could run only ${formatHours(hours)} before hitting the ` +
-      `${formatCount(REPACK_CEILING_CHANGES)}-change ceiling: the table takes ${formatCount(rate)} updates+deletes/s (for ${sustained})`,
+      `${formatCount(o.ceilingChanges)}-change ceiling: the table takes ${formatCount(rate)} updates+deletes/s (for ${sustained})`,
     evidence: evidenceOf({
-      series: [{ name: HOURS, labels: { ...s.labels }, value: hours, tsMs: s.points[s.points.length - 1]!.tsMs }],
-      facts: { table, hours_until_ceiling: Math.round(hours * 100) / 100, changes_per_second: Math.round(rate), ceiling_changes: REPACK_CEILING_CHANGES },
+      series: [{ name: SECONDS_UNTIL_CEILING, labels: { ...s.labels }, value: seconds, tsMs: s.points[s.points.length - 1]!.tsMs }],
+      facts: { table, hours_until_ceiling: Math.round(hours * 100) / 100, changes_per_second: Math.round(rate), ceiling_changes: o.ceilingChanges },
     }),
   };
 }

@@ -11,7 +11,7 @@
  */
 import type { RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { describeRun, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
+import { describeRun, nextXidAtReport, runKey, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
 import { formatCount, formatDuration, plural } from './summary-format.js';
 
 export const ID = 'repack-holds-vacuum';
@@ -46,7 +46,13 @@ export function repackHoldsVacuum(options: RepackHoldsVacuumOptions = DEFAULTS):
         // just before it may already be REPACK's doing, so they do not prove an earlier holder.
         const before = all.filter((e) => e.tsMs < startMs - (run.xactStartMs === null ? START_UNCERTAINTY_MS : 0));
         const stuck = stuckCutoff(during, before, options.minReports);
-        if (stuck) findings.push(finding(run, stuck, nowMs));
+        if (!stuck) continue;
+        if (!run.logOnly) {
+          findings.push(finding(run, stuck, nowMs, null));
+          continue;
+        }
+        const fromLog = logOnlyHold(run, stuck, all);
+        if (fromLog) findings.push(finding(run, stuck, nowMs, fromLog));
       }
       return findings;
     },
@@ -83,19 +89,45 @@ function stuckCutoff(during: Report[], before: Report[], minReports: number): St
   return best;
 }
 
-function finding(run: RepackRun, stuck: Stuck, nowMs: number): Finding {
+/** How sure the log alone is that a run it shows holds the stuck cutoff. */
+interface LogHold {
+  /** The cutoff lies between the next XIDs reported just before and after the run's logged start. */
+  certain: boolean;
+  /** Next XID of the last report before the run's start, when one was logged. */
+  nextXidBefore: number | null;
+}
+
+/**
+ * A run only the log shows: its slot is unseen, so the cutoff must fit its start. REPACK's slot
+ * holds the horizon at the next XID when the run started; the next XID of a report before the
+ * start (cutoff + age) bounds that from below: a stuck cutoff under it was held by something older.
+ * A later report past the cutoff means the hold is over (the run ended; a successful REPACK logs nothing).
+ */
+function logOnlyHold(run: RepackRun, stuck: Stuck, reports: Report[]): LogHold | null {
+  const startMs = runStartMs(run);
+  const lastStuckMs = Math.max(...stuck.reports.map((e) => e.tsMs));
+  const movedOn = reports.some((e) => e.tsMs > lastStuckMs && (e.details.removable_cutoff_xid ?? 0) > stuck.cutoffXid);
+  if (movedOn) return null;
+  const nextXidBefore = reports.filter((e) => e.tsMs < startMs).map((e) => nextXidAtReport(e.details)).filter((x): x is number => x !== null).pop() ?? null;
+  if (nextXidBefore !== null && stuck.cutoffXid < nextXidBefore) return null;
+  return { certain: run.xactStartMs !== null && nextXidBefore !== null, nextXidBefore };
+}
+
+function finding(run: RepackRun, stuck: Stuck, nowMs: number, fromLog: LogHold | null): Finding {
   const tables = new Map<string, Report>();
   for (const e of stuck.reports) tables.set(`${e.details.database}.${e.details.schema}.${e.details.table}`, e);
   const databases = new Set(stuck.reports.map((e) => e.details.database));
   const deadTuples = [...tables.values()].reduce((sum, e) => sum + (e.details.tuples_dead_not_removable ?? 0), 0);
   const heldMs = nowMs - runStartMs(run);
-  const summary = `${describeRun(run)} has held vacuum back in ${plural(databases.size, 'database')} ` +
-    `(${plural(tables.size, 'table')}) for ${formatDuration(heldMs)}: removable cutoff stuck at XID ${stuck.cutoffXid}, ` +
-    `${formatCount(deadTuples)} dead rows not removable`;
+  const held = fromLog !== null && !fromLog.certain ? 'has probably held' : 'has held';
+  const cutoff = fromLog?.certain ? `XID ${stuck.cutoffXid}, the next XID when it started` : `XID ${stuck.cutoffXid}`;
+  const summary = `${describeRun(run)} ${held} vacuum back in ${plural(databases.size, 'database')} ` +
+    `(${plural(tables.size, 'table')}) for ${formatDuration(heldMs)}: removable cutoff stuck at ${cutoff}, ` +
+    `${formatCount(deadTuples)} dead rows not removable${fromLog ? logOnlyTail(run, fromLog) : ''}`;
   return {
-    dedupKey: findingKey(ID, run.target, run.slotName),
+    dedupKey: findingKey(ID, run.target, runKey(run)),
     target: run.target,
-    labels: { slot_name: run.slotName, database: run.database ?? '', ...(run.table && { table: run.table.table }) },
+    labels: { slot_name: run.slotName ?? '', database: run.database ?? '', ...(run.table && { table: run.table.table }) },
     summary,
     evidence: evidenceOf({
       eventIds: [...run.eventIds, ...stuck.reports.map((e) => e.id)],
@@ -108,7 +140,17 @@ function finding(run: RepackRun, stuck: Stuck, nowMs: number): Finding {
         held_databases: [...databases].sort().join(', '),
         held_tables: [...tables.keys()].sort().join(', '),
         dead_tuples_not_removable: deadTuples,
+        seen_in: run.logOnly ? 'log' : 'samples',
+        ...(fromLog && { certain: fromLog.certain, next_xid_before_start: fromLog.nextXidBefore }),
       },
     }),
   };
+}
+
+/** What a log-only finding cannot know, and what would tell it. */
+function logOnlyTail(run: RepackRun, hold: LogHold): string {
+  const sure = hold.certain ? '' : run.xactStartMs === null
+    ? ' (set log_statement = ddl to log when REPACK starts, or run `pgvigil run` beside the server to see its slot)'
+    : ' (no autovacuum report before it started gives the next XID then; `pgvigil run` beside the server sees its slot)';
+  return `; REPACK still running at the end of the log${sure}`;
 }

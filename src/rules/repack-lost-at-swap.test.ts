@@ -84,3 +84,46 @@ describe('repack-lost-at-swap', () => {
     expect(steps.map(([action, , step]) => [action, step])).toEqual([['fire', 10], ['resolve', 17]]);
   });
 });
+
+describe('repack-lost-at-swap: the failed run is the one that failed, not an earlier one of the session', () => {
+  const HOUR_STEPS = 720;
+  const progressInfo = (command: string, steps: string) =>
+    seriesOf(`pg_stat_progress_repack_info{datname="shop",schemaname="public",relname="orders",pid="71000",command="${command}",phase="catch-up",index_name=""}`, steps);
+  const xactStart = (steps: string) => seriesOf('pg_stat_progress_repack_xact_start_timestamp_seconds{datname="shop",schemaname="public",relname="orders"}', steps);
+
+  it('a retried REPACK lost its own work, not since the first attempt started', () => {
+    // Attempt 1 runs steps 0-2 and times out at 3; the retry starts at 6 and times out at 10.
+    const firstStart = T0 / 1000;
+    const retryStart = at(6) / 1000;
+    const series = [
+      progressInfo('REPACK', '1 1 1 _ _ _ 1 1 1 1'),
+      xactStart(`${firstStart} ${firstStart} ${firstStart} _ _ _ ${retryStart} ${retryStart} ${retryStart} ${retryStart}`),
+    ];
+    const [finding] = evaluate([timeout(REPACK)], series);
+    expect(finding?.evidence.facts.work_lost_seconds).toBe(20);
+    expect(finding?.summary).toMatch(/threw away 20 s of work/);
+  });
+
+  it('a wait of the same session 3 h earlier is not this failure\'s wait', () => {
+    const oldWait = eventOf('lock_wait', lockWaitDetails({
+      waiting_pid: 71000, lock_mode: 'AccessExclusiveLock', wait_ms: 1000, holder_pids: [60000], queue_pids: [71000],
+      statement: 'LOCK TABLE orders IN ACCESS EXCLUSIVE MODE;',
+    }), { tsMs: at(10 - 3 * HOUR_STEPS), pid: 71000, database: 'shop' });
+    const failure = timeout(REPACK);
+    const [finding] = rule.evaluate(new MemoryRuleView({ events: [oldWait, failure], series: [SLOT] }).at(at(11)), at(11));
+    expect(finding?.summary).toBe(
+      'REPACK (CONCURRENTLY) of shop.orders threw away 50 s of work at the final swap: lock_timeout expired waiting for AccessExclusiveLock',
+    );
+    expect(finding?.evidence.eventIds).toEqual([failure.id]);
+  });
+
+  it('a VACUUM FULL the session ran 5 h earlier is not the start of the failed REPACK', () => {
+    const earlier = { startMs: at(-5 * HOUR_STEPS) };
+    const series = [
+      { ...progressInfo('VACUUM FULL', '1 1'), points: seriesOf('x', '1 1', earlier).points },
+      { ...xactStart('0'), points: seriesOf('x', `${earlier.startMs / 1000} ${earlier.startMs / 1000}`, earlier).points },
+    ];
+    const [finding] = evaluate([timeout(REPACK)], series);
+    expect(finding?.summary).toMatch(/^REPACK \(CONCURRENTLY\) of shop\.orders was rolled back at the final swap/);
+  });
+});

@@ -11,7 +11,7 @@
  */
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { PROGRESS_INFO, PROGRESS_XACT_START, repackRunOf, runStartMs } from './repack-runs.js';
+import { failedRun, runStartMs } from './repack-runs.js';
 import { tableCommandOf } from './statements.js';
 import { formatDuration } from './summary-format.js';
 
@@ -56,8 +56,7 @@ function failedLockMode(e: Failure): string | null {
 
 function finding(view: RuleView, e: Failure, pid: number, relation: string | null, o: RepackLostAtSwapOptions): Finding {
   const start = workStart(view, e, pid, o.lookbackMs);
-  const wait = view.events('lock_wait', { sinceMs: e.tsMs - o.lookbackMs, target: e.target, pid })
-    .filter((w) => w.tsMs <= e.tsMs && w.details.phase === 'waiting' && w.details.lock_mode === SWAP_LOCK).pop();
+  const wait = swapWait(view, e, pid, start?.ms ?? e.tsMs);
   const table = relation === null ? 'its table' : e.database ? `${e.database}.${relation}` : relation;
   const holders = wait?.details.holder_pids ?? [];
   const behind = holders.length > 0 ? ` behind pid ${holders.join(', ')}` : '';
@@ -89,19 +88,20 @@ function finding(view: RuleView, e: Failure, pid: number, relation: string | nul
   };
 }
 
-/** When the failed run started: its slot, its progress row, or its logged statement. */
+/** When the failed run started, if its samples or its logged statement say: an earlier run of the session does not count. */
 function workStart(view: RuleView, e: Failure, pid: number, lookbackMs: number): { ms: number; eventIds: number[] } | null {
-  const sinceMs = e.tsMs - lookbackMs;
-  const run = repackRunOf(view, e.target, pid, sinceMs, e.tsMs);
-  if (run) return { ms: runStartMs(run), eventIds: run.eventIds };
-  const progress = view.series(PROGRESS_INFO, { sinceMs, target: e.target, labels: { pid: String(pid) } })[0];
-  if (progress && progress.points[0]!.tsMs <= e.tsMs) {
-    const { datname = '', schemaname = '', relname = '' } = progress.labels;
-    const xact = view.series(PROGRESS_XACT_START, { sinceMs, target: e.target, labels: { datname, schemaname, relname } })[0];
-    const startS = xact?.points.find((p) => p.value !== null)?.value;
-    return { ms: startS !== undefined && startS !== null ? startS * 1000 : progress.points[0]!.tsMs, eventIds: [] };
-  }
-  const logged = view.events('ddl', { sinceMs, target: e.target, pid })
-    .filter((d) => d.tsMs <= e.tsMs && d.details.command === 'REPACK').pop();
-  return logged ? { ms: logged.tsMs, eventIds: [logged.id] } : null;
+  const { run } = failedRun(view, e, pid, lookbackMs);
+  // A run only the log shows, without its statement or duration line, has no known start.
+  if (!run || (run.logOnly && run.xactStartMs === null)) return null;
+  return { ms: runStartMs(run), eventIds: run.eventIds.filter((id) => id !== e.id) };
+}
+
+/** The session's wait for the swap lock that the failure ended: logged after the run began, on the failure's lock when both say. */
+function swapWait(view: RuleView, e: Failure, pid: number, runStartMs: number): RuleEvent<'lock_wait'> | null {
+  const failedOn = e.kind === 'lock_timeout' ? e.details.lock_object : e.details.processes.find((p) => p.pid === pid)?.lock_object ?? null;
+  return view.events('lock_wait', { sinceMs: runStartMs, target: e.target, pid })
+    .filter((w) => w.tsMs <= e.tsMs && w.details.phase === 'waiting' && w.details.lock_mode === SWAP_LOCK &&
+      w.tsMs - (w.details.wait_ms ?? 0) >= runStartMs &&
+      (failedOn === null || w.details.lock_object.relation_oid === failedOn.relation_oid))
+    .pop() ?? null;
 }

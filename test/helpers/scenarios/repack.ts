@@ -13,7 +13,7 @@ import { completeReport } from './log-watcher.js';
 import { PG19_ONLY, type Scenario } from './scenario.js';
 import { withSessions } from './session.js';
 
-const SLOW_KEY_FUNCTION = `
+export const SLOW_KEY_FUNCTION = `
 CREATE FUNCTION slow_key(i int) RETURNS int LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
   IF i % 500 = 0 AND coalesce(current_setting('pgvigil.slow_key_ms', true), '') <> '' THEN
