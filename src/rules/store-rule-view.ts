@@ -57,6 +57,8 @@ interface PointRow {
   value: number | null;
 }
 
+type LastPointRow = SeriesRow & PointRow;
+
 const MAX_EXAMPLES = 5;
 /** Decoded label sets kept between evaluations (series live now, mostly); cleared past this. */
 const MAX_DECODED_SERIES = 200_000;
@@ -71,6 +73,12 @@ export const RULE_VIEW_SQL = {
   points: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms',
   /** series id, from, to */
   lastPoint: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms DESC LIMIT 1',
+  /** from, to, name, seen since (ms), target?: every series of a name with its last point, in one statement */
+  lastPointOfName(onTarget: boolean): string {
+    return `SELECT s.id, s.target, s.labels, s.info, p.ts_ms, p.value FROM series s
+      JOIN samples p ON p.series_id = s.id AND p.ts_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = s.id AND ts_ms >= ? AND ts_ms <= ?)
+      WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}`;
+  },
   /** kind, from, to, targets..., pid?, limit */
   events(targets: number | null, byPid: boolean): string {
     return `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
@@ -160,13 +168,29 @@ export class StoreRuleViewSource implements RuleViewSource {
     return out;
   }
 
+  /**
+   * Asked for labels, a few series match: they are chosen first and read one by one. Asked for
+   * every series of a name (2,000 tables), one statement reads them with their last points:
+   * about three times faster than a statement per series (bench/rules.ts).
+   */
   private latest(name: string, q: LatestQuery, nowMs: number): LatestSample[] {
-    const last = this.prepare(RULE_VIEW_SQL.lastPoint);
     const sinceMs = nowMs - (q.maxAgeMs ?? this.staleAfterMs);
     const out: LatestSample[] = [];
-    for (const { row, labels } of this.seriesRows(name, sinceMs, q.target, q.labels)) {
-      const point = last.get(row.id, sinceMs, nowMs) as PointRow | undefined;
-      if (point) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
+    if (q.labels !== undefined && Object.keys(q.labels).length > 0) {
+      const last = this.prepare(RULE_VIEW_SQL.lastPoint);
+      for (const { row, labels } of this.seriesRows(name, sinceMs, q.target, q.labels)) {
+        const point = last.get(row.id, sinceMs, nowMs) as PointRow | undefined;
+        if (point) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
+      }
+      return out;
+    }
+    const seenSinceMs = sinceMs - SEEN_STEP_MS;
+    const rows = (q.target === undefined
+      ? this.prepare(RULE_VIEW_SQL.lastPointOfName(false)).all(sinceMs, nowMs, name, seenSinceMs)
+      : this.prepare(RULE_VIEW_SQL.lastPointOfName(true)).all(sinceMs, nowMs, name, seenSinceMs, q.target)) as LastPointRow[];
+    for (const row of rows) {
+      const labels = this.labelsOf(row);
+      if (labels) out.push({ name, target: row.target, labels, tsMs: row.ts_ms, value: row.value });
     }
     return out;
   }
