@@ -137,8 +137,9 @@ export async function runRulesBench(): Promise<void> {
       });
       say(`    plus latest(${PER_TABLE_READ}) (${perTable[0]![1]} fresh series): ${median(perTable.map((p) => p[0])).toFixed(1)} ms (${range(perTable.map((p) => p[0]))})`);
       const scans = scanByNameMs(store, runs);
+      const lookups = countLookups(source, rules, nowMs);
       say(`    reference: one lookup by name as before migration 3 (a scan of series) ${median(scans).toFixed(1)} ms (${range(scans)}); ` +
-        `an evaluation makes ${countLookups(source, rules, nowMs)} lookups`);
+        `an evaluation makes ${lookups}: ${(median(scans) * lookups / median(totals)).toFixed(0)}x this evaluation's wall median`);
       if (source.stats.badRows > 0) say(`    rows the view could not decode: ${source.stats.badRows} (${source.stats.examples.join('; ')})`);
     }
     const [firstDays, firstWallMs, firstCpuMs] = medians[0]!;
