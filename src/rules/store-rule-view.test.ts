@@ -7,7 +7,8 @@ import { StoreWriter } from '../store/store-writer.js';
 import { MemoryRuleView, eventOf } from './memory-rule-view.js';
 import type { RuleEvent, RuleView, SeriesData } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
-import { StoreRuleViewSource } from './store-rule-view.js';
+import { RULE_VIEW_SQL, StoreRuleViewSource } from './store-rule-view.js';
+import { SEEN_STEP_MS } from '../store/series-identity.js';
 import { ddlDetails, lockWaitDetails } from './test-events.js';
 
 const at = (step: number) => T0 + step * STEP;
@@ -80,6 +81,75 @@ describe('StoreRuleViewSource', () => {
     const capped = new StoreRuleViewSource(db, { targets: TARGETS, maxEventsPerQuery: 2 });
     expect(capped.at(at(9)).events('ddl', { sinceMs: 0 }).map((e) => e.id)).toEqual([3, 4]);
     expect(capped.stats.truncatedQueries).toBe(1);
+    db.close();
+  });
+
+  it('hands descriptive labels back merged into the labels, one series per holder, as last sampled', () => {
+    const db = openStore(':memory:');
+    const writer = new StoreWriter(db, new ManualClock(), silentLogger());
+    const name = 'pg_xmin_horizon_holder_age_xids';
+    const holder = (step: number, state: string, query: string): Sample =>
+      ({ target: 'primary', name, labels: { kind: 'backend', scope: 'database', pid: '42', state, query }, tsMs: at(step), value: 1000 + step });
+    writer.enqueue({ samples: [holder(0, 'active', 'SELECT 1'), holder(1, 'idle in transaction', 'SELECT 1'), holder(2, 'active', 'UPDATE t SET v = 2')] });
+    expect(writer.flush()).toBe(true);
+    const view = new StoreRuleViewSource(db, { targets: TARGETS, staleAfterMs: STEP }).at(at(2));
+    expect(view.latest(name)).toEqual([{
+      name, target: 'primary', tsMs: at(2), value: 1002,
+      labels: { kind: 'backend', scope: 'database', pid: '42', state: 'active', query: 'UPDATE t SET v = 2' },
+    }]);
+    expect(view.series(name, { sinceMs: 0, labels: { pid: '42', state: 'active' } })[0]?.points.map((p) => p.value)).toEqual([1000, 1001, 1002]);
+    db.close();
+  });
+
+  it('finds a series whose seen_ms lags its newest sample by up to SEEN_STEP_MS, and none that went quiet before the window', () => {
+    const db = openStore(':memory:');
+    const writer = new StoreWriter(db, new ManualClock(), silentLogger());
+    const sample = (name: string, tsMs: number): Sample => ({ target: 'primary', name, labels: {}, tsMs, value: tsMs - T0 });
+    const endMs = T0 + SEEN_STEP_MS - STEP;
+    const steady = Array.from({ length: SEEN_STEP_MS / STEP }, (_, i) => sample('steady', T0 + i * STEP));
+    writer.enqueue({ samples: [...steady, sample('quiet', T0)] });
+    expect(writer.flush()).toBe(true);
+    expect(db.prepare(`SELECT seen_ms FROM series WHERE name = 'steady'`).pluck().get()).toBe(T0);
+    const view = new StoreRuleViewSource(db, { targets: TARGETS, staleAfterMs: STEP }).at(endMs);
+    expect(view.latest('steady').map((s) => s.tsMs)).toEqual([endMs]);
+    expect(view.series('steady', { sinceMs: endMs - STEP })[0]?.points.map((p) => p.tsMs)).toEqual([endMs - STEP, endMs]);
+    expect(view.latest('quiet')).toEqual([]);
+    expect(view.series('quiet', { sinceMs: T0 + 1 })).toEqual([]);
+    db.close();
+  });
+
+  it('reads every table through an index: no full scan, no sort (EXPLAIN QUERY PLAN of each statement)', () => {
+    const db = openStore(':memory:');
+    const plans: Record<string, [sql: string, params: number]> = {
+      seriesOfName: [RULE_VIEW_SQL.seriesOfName, 2],
+      seriesOfNameOnTarget: [RULE_VIEW_SQL.seriesOfNameOnTarget, 3],
+      points: [RULE_VIEW_SQL.points, 3],
+      lastPoint: [RULE_VIEW_SQL.lastPoint, 3],
+      lastPointOfName: [RULE_VIEW_SQL.lastPointOfName(false), 4],
+      lastPointOfNameOnTarget: [RULE_VIEW_SQL.lastPointOfName(true), 5],
+      events: [RULE_VIEW_SQL.events(null, false), 4],
+      eventsOfTargetsAndPid: [RULE_VIEW_SQL.events(2, true), 7],
+    };
+    const seriesByName = /^SEARCH (series|s) USING (COVERING )?INDEX series_by_name_seen \(name=\? AND seen_ms>\?\)$/;
+    const samplesRange = /^SEARCH samples USING PRIMARY KEY \(series_id=\? AND ts_ms>\? AND ts_ms<\?\)$/;
+    const lastOfEach = [seriesByName, /^SEARCH p USING PRIMARY KEY \(series_id=\? AND ts_ms=\?\)$/, /^CORRELATED SCALAR SUBQUERY \d+$/, samplesRange];
+    const eventsRange = /^SEARCH events USING INDEX events_by_kind_time \(kind=\? AND ts_ms>\? AND ts_ms<\?\)$/;
+    const expected: Record<string, RegExp[]> = {
+      seriesOfName: [seriesByName],
+      seriesOfNameOnTarget: [seriesByName],
+      points: [samplesRange],
+      lastPoint: [samplesRange],
+      lastPointOfName: lastOfEach,
+      lastPointOfNameOnTarget: lastOfEach,
+      events: [eventsRange],
+      eventsOfTargetsAndPid: [eventsRange],
+    };
+    for (const [query, [sql, params]] of Object.entries(plans)) {
+      const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<number>(params).fill(1)) as Array<{ detail: string }>).map((r) => r.detail);
+      // Printed so a failing run shows what SQLite chose instead.
+      console.log(`${query}: ${plan.join(' | ')}`);
+      expect({ query, plan }).toEqual({ query, plan: expected[query]!.map((line) => expect.stringMatching(line)) });
+    }
     db.close();
   });
 });

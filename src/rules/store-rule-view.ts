@@ -3,6 +3,12 @@
  * One view per evaluation instant; within it every query is memoised, so rules asking the same
  * question cost one query per evaluation.
  *
+ * Every query is an index range, never a scan (RULE_VIEW_SQL; a test checks each plan): events
+ * by (kind, ts_ms), series by (name, seen_ms) so series that went quiet before the window are
+ * never read however many accumulated, samples by their key (series_id, ts_ms). The cost of an
+ * evaluation follows what is live now, not how many days the store holds (bench/rules.ts).
+ * Labels come back with the series' descriptive labels merged in (src/store/series-identity.ts).
+ *
  * Rows that cannot be decoded (details or labels that are not the JSON the writer stores) are
  * skipped, counted and a few kept as examples: a bad row never stops the rules.
  */
@@ -10,6 +16,7 @@ import type Database from 'better-sqlite3';
 import type { Db } from '../store/open-store.js';
 import type { EventRow } from '../store/queries.js';
 import type { EventKind, Labels, LogLevel } from '../domain/index.js';
+import { SEEN_STEP_MS } from '../store/series-identity.js';
 import {
   DEFAULT_STALE_AFTER_MS,
   labelsMatch,
@@ -42,6 +49,7 @@ interface SeriesRow {
   id: number;
   target: string;
   labels: string;
+  info: string | null;
 }
 
 interface PointRow {
@@ -49,13 +57,43 @@ interface PointRow {
   value: number | null;
 }
 
+type LastPointRow = SeriesRow & PointRow;
+
 const MAX_EXAMPLES = 5;
+/** Decoded label sets kept between evaluations (series live now, mostly); cleared past this. */
+const MAX_DECODED_SERIES = 200_000;
+
+/** Every statement the view runs, by what it reads; `?` parameters in the order given. */
+export const RULE_VIEW_SQL = {
+  /** name, seen since (ms) */
+  seriesOfName: 'SELECT id, target, labels, info FROM series WHERE name = ? AND seen_ms >= ?',
+  /** name, seen since (ms), target */
+  seriesOfNameOnTarget: 'SELECT id, target, labels, info FROM series WHERE name = ? AND seen_ms >= ? AND target = ?',
+  /** series id, from, to */
+  points: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms',
+  /** series id, from, to */
+  lastPoint: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms DESC LIMIT 1',
+  /** from, to, name, seen since (ms), target?: every series of a name with its last point, in one statement */
+  lastPointOfName(onTarget: boolean): string {
+    return `SELECT s.id, s.target, s.labels, s.info, p.ts_ms, p.value FROM series s
+      JOIN samples p ON p.series_id = s.id AND p.ts_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = s.id AND ts_ms >= ? AND ts_ms <= ?)
+      WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}`;
+  },
+  /** kind, from, to, targets..., pid?, limit */
+  events(targets: number | null, byPid: boolean): string {
+    return `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
+      FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
+      ${targets === null ? '' : `AND target IN (${Array.from({ length: targets }, () => '?').join(', ')})`} ${byPid ? 'AND pid = ?' : ''}
+      ORDER BY ts_ms DESC, id DESC LIMIT ?`;
+  },
+};
 
 export class StoreRuleViewSource implements RuleViewSource {
   private readonly staleAfterMs: number;
   private readonly maxEvents: number;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly counters: StoreRuleViewStats = { badRows: 0, truncatedQueries: 0, examples: [] };
+  private readonly decoded = new Map<number, { labels: string; info: string | null; decoded: Labels | null }>();
 
   constructor(
     private readonly db: Db,
@@ -89,10 +127,7 @@ export class StoreRuleViewSource implements RuleViewSource {
   private events<K extends EventKind>(kind: K, q: EventQuery, nowMs: number): Array<RuleEvent<K>> {
     const targets = q.target === undefined ? null : typeof q.target === 'string' ? [q.target] : [...q.target];
     if (targets?.length === 0) return [];
-    const sql = `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
-      FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
-      ${targets ? `AND target IN (${targets.map(() => '?').join(', ')})` : ''} ${q.pid !== undefined ? 'AND pid = ?' : ''}
-      ORDER BY ts_ms DESC, id DESC LIMIT ?`;
+    const sql = RULE_VIEW_SQL.events(targets?.length ?? null, q.pid !== undefined);
     const params: unknown[] = [kind, q.sinceMs, nowMs, ...(targets ?? []), ...(q.pid !== undefined ? [q.pid] : []), this.maxEvents];
     const rows = this.prepare(sql).all(...params) as EventRow[];
     if (rows.length >= this.maxEvents) this.counters.truncatedQueries++;
@@ -109,44 +144,74 @@ export class StoreRuleViewSource implements RuleViewSource {
     return events;
   }
 
-  private seriesRows(name: string, target: string | undefined, wanted: Labels | undefined): Array<{ row: SeriesRow; labels: Labels }> {
+  /** Series of a name that may have a sample at or after sinceMs (seen_ms is coarse: SEEN_STEP_MS). */
+  private seriesRows(name: string, sinceMs: number, target: string | undefined, wanted: Labels | undefined): Array<{ row: SeriesRow; labels: Labels }> {
+    const seenSinceMs = sinceMs - SEEN_STEP_MS;
     const rows = (target === undefined
-      ? this.prepare('SELECT id, target, labels FROM series WHERE name = ?').all(name)
-      : this.prepare('SELECT id, target, labels FROM series WHERE name = ? AND target = ?').all(name, target)) as SeriesRow[];
+      ? this.prepare(RULE_VIEW_SQL.seriesOfName).all(name, seenSinceMs)
+      : this.prepare(RULE_VIEW_SQL.seriesOfNameOnTarget).all(name, seenSinceMs, target)) as SeriesRow[];
     const out: Array<{ row: SeriesRow; labels: Labels }> = [];
     for (const row of rows) {
-      const labels = this.decodeLabels(row);
+      const labels = this.labelsOf(row);
       if (labels && labelsMatch(labels, wanted)) out.push({ row, labels });
     }
     return out;
   }
 
   private series(name: string, q: SeriesQuery, nowMs: number): SeriesData[] {
-    const points = this.prepare('SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms');
+    const points = this.prepare(RULE_VIEW_SQL.points);
     const out: SeriesData[] = [];
-    for (const { row, labels } of this.seriesRows(name, q.target, q.labels)) {
+    for (const { row, labels } of this.seriesRows(name, q.sinceMs, q.target, q.labels)) {
       const rows = points.all(row.id, q.sinceMs, nowMs) as PointRow[];
       if (rows.length > 0) out.push({ name, target: row.target, labels, points: rows.map((p) => ({ tsMs: p.ts_ms, value: p.value })) });
     }
     return out;
   }
 
+  /**
+   * Asked for labels, a few series match: they are chosen first and read one by one. Asked for
+   * every series of a name (2,000 tables), one statement reads them with their last points:
+   * about three times faster than a statement per series (bench/rules.ts).
+   */
   private latest(name: string, q: LatestQuery, nowMs: number): LatestSample[] {
-    const last = this.prepare('SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms DESC LIMIT 1');
     const sinceMs = nowMs - (q.maxAgeMs ?? this.staleAfterMs);
     const out: LatestSample[] = [];
-    for (const { row, labels } of this.seriesRows(name, q.target, q.labels)) {
-      const point = last.get(row.id, sinceMs, nowMs) as PointRow | undefined;
-      if (point) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
+    if (q.labels !== undefined && Object.keys(q.labels).length > 0) {
+      const last = this.prepare(RULE_VIEW_SQL.lastPoint);
+      for (const { row, labels } of this.seriesRows(name, sinceMs, q.target, q.labels)) {
+        const point = last.get(row.id, sinceMs, nowMs) as PointRow | undefined;
+        if (point) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
+      }
+      return out;
+    }
+    const seenSinceMs = sinceMs - SEEN_STEP_MS;
+    const rows = (q.target === undefined
+      ? this.prepare(RULE_VIEW_SQL.lastPointOfName(false)).all(sinceMs, nowMs, name, seenSinceMs)
+      : this.prepare(RULE_VIEW_SQL.lastPointOfName(true)).all(sinceMs, nowMs, name, seenSinceMs, q.target)) as LastPointRow[];
+    for (const row of rows) {
+      const labels = this.labelsOf(row);
+      if (labels) out.push({ name, target: row.target, labels, tsMs: row.ts_ms, value: row.value });
     }
     return out;
   }
 
-  /** series.labels is labelsKey(): a JSON array of [key, value] pairs. */
-  private decodeLabels(row: SeriesRow): Labels | null {
-    const pairs = this.decode(row.labels, `series.id ${row.id}: labels`);
+  /** Identity labels and info merged; decoded once per series while its row does not change. */
+  private labelsOf(row: SeriesRow): Labels | null {
+    const known = this.decoded.get(row.id);
+    if (known !== undefined && known.labels === row.labels && known.info === row.info) return known.decoded;
+    const identity = this.decodePairs(row.labels, `series.id ${row.id}: labels`);
+    const info = row.info === null ? {} : this.decodePairs(row.info, `series.id ${row.id}: info`);
+    const decoded = identity && info ? { ...identity, ...info } : null;
+    if (this.decoded.size >= MAX_DECODED_SERIES) this.decoded.clear();
+    this.decoded.set(row.id, { labels: row.labels, info: row.info, decoded });
+    return decoded;
+  }
+
+  /** series.labels and series.info are labelsKey(): a JSON array of [key, value] pairs. */
+  private decodePairs(json: string, where: string): Labels | null {
+    const pairs = this.decode(json, where);
     if (!Array.isArray(pairs) || !pairs.every((p) => Array.isArray(p) && p.length === 2 && typeof p[0] === 'string' && typeof p[1] === 'string')) {
-      if (pairs !== undefined) this.bad(`series.id ${row.id}: labels are not [key, value] pairs`);
+      if (pairs !== undefined) this.bad(`${where} are not [key, value] pairs`);
       return null;
     }
     return Object.fromEntries(pairs as Array<[string, string]>);

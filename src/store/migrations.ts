@@ -113,4 +113,22 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_by_key ON outbox (channel, dedup_key, id);
   CREATE INDEX outbox_by_alert ON outbox (alert_id);
   `,
+  // 3: what the rules' series queries need (issue #9 item 9). Rules ask for series of one name
+  // with a sample in a recent window; series of sessions (a pid each) accumulate by the thousand,
+  // so the lookup goes by (name, seen_ms) and never touches series that went quiet.
+  `
+  -- The newest sample's time, kept coarse: the writer moves it only once a sample is
+  -- SEEN_STEP_MS past it (series-identity.ts), so every sample is < seen_ms + SEEN_STEP_MS.
+  ALTER TABLE series ADD COLUMN seen_ms INTEGER;
+  -- Descriptive labels (a session's query text, state, ...; series-identity.ts) as their latest
+  -- values, canonical JSON like labels; NULL when the series has none. Not part of the identity.
+  ALTER TABLE series ADD COLUMN info TEXT;
+  UPDATE series SET seen_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = series.id);
+  CREATE INDEX series_by_name_seen ON series (name, seen_ms);
+
+  -- Bumped by retention in the transaction that deletes series rows: the writer caches series
+  -- ids, and a cached id of a deleted series would break the samples foreign key.
+  CREATE TABLE series_retirement (generation INTEGER NOT NULL);
+  INSERT INTO series_retirement (generation) VALUES (0);
+  `,
 ];

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS } from './migrations.js';
 import { openStore, StoreError } from './open-store.js';
@@ -25,6 +26,20 @@ describe('openStore', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     db.close();
     openStore(file).close();
+  });
+
+  it('upgrades a store of schema 2: each series gets the time of its newest sample as seen_ms', () => {
+    const file = join(dir, 'v2.db');
+    const old = new Database(file);
+    for (const migration of MIGRATIONS.slice(0, 2)) old.exec(migration);
+    old.pragma('user_version = 2');
+    old.exec(`INSERT INTO series (id, target, name, labels) VALUES (1, 't', 'a', '[]'), (2, 't', 'b', '[]'), (3, 't', 'c', '[]');
+      INSERT INTO samples (series_id, ts_ms, value) VALUES (1, 10, 1), (1, 30, 1), (1, 20, 1), (2, 5, NULL)`);
+    old.close();
+    const db = openStore(file);
+    expect(db.prepare('SELECT id, seen_ms AS seenMs, info FROM series ORDER BY id').all())
+      .toEqual([{ id: 1, seenMs: 30, info: null }, { id: 2, seenMs: 5, info: null }, { id: 3, seenMs: null, info: null }]);
+    db.close();
   });
 
   it('names the file and says what to do when it is not a store', () => {

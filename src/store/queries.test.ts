@@ -61,6 +61,17 @@ describe('StoreQueries.series', () => {
     expect(queries.series({ name: 'pg_stat_user_tables_n_dead_tup', labels: {}, target: 'db2', fromMs: T0, toMs: T0, stepMs: 1 })).toEqual([]);
   });
 
+  it('shows a session series with its descriptive labels as last sampled, and leaves out series quiet before the window', () => {
+    const { writer, queries } = setup();
+    const name = 'pg_lock_waits_session_wait_seconds';
+    const waiter = (tsMs: number, blocking: string): Sample => ({ target: 'db1', name, labels: { datname: 'shop', pid: '7', blocking_pids: blocking, query: 'LOCK t' }, tsMs, value: 1 });
+    writer.enqueue({ samples: [waiter(T0, '3'), waiter(T0 + 5_000, '3,4'), { ...waiter(T0 - 3_600_000, ''), labels: { datname: 'shop', pid: '6' } }] });
+    writer.flush();
+    expect(queries.series({ name, labels: {}, fromMs: T0, toMs: T0 + 10_000, stepMs: 1_000 })).toEqual([{
+      target: 'db1', labels: { datname: 'shop', pid: '7', blocking_pids: '3,4', query: 'LOCK t' }, points: [[T0, 1], [T0 + 5_000, 1]],
+    }]);
+  });
+
   it('refuses a request matching more series than allowed', () => {
     const { writer, queries } = setup();
     writer.enqueue({ samples: ['a', 'b', 'c', 'd'].map((t) => s(t, T0, 1)) });

@@ -6,6 +6,7 @@ import type { Alert, AnyLogEvent, EventKind, LogLevel } from '../domain/index.js
 import { OutboxTable, type OutboxRow } from '../notify/outbox-table.js';
 import { alertFromRow, type AlertRow } from './alert-store.js';
 import type { Db } from './open-store.js';
+import { SEEN_STEP_MS } from './series-identity.js';
 
 export interface EventQuery {
   fromMs: number;
@@ -97,7 +98,8 @@ export class StoreQueries {
   constructor(private readonly db: Db, private readonly maxSeries = 1_000) {
     this.outbox = new OutboxTable(db);
     this.sql = {
-      seriesByName: db.prepare('SELECT id, target, labels FROM series WHERE name = ?'),
+      // Series seen since the window's start (seen_ms is coarse by SEEN_STEP_MS): index series_by_name_seen.
+      seriesByName: db.prepare('SELECT id, target, labels, info FROM series WHERE name = ? AND seen_ms >= ?'),
       points: db.prepare(
         `SELECT max(ts_ms) AS ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ?
          GROUP BY (ts_ms - CAST(? AS INTEGER)) / CAST(? AS INTEGER) ORDER BY 1`,
@@ -149,12 +151,16 @@ export class StoreQueries {
       WHERE alert_id IN (${alertIds.map(() => '?').join(', ')}) ORDER BY ts_ms, id`).all(...alertIds) as Array<{ alertId: number; tsMs: number; toState: 'firing' | 'resolved' }>;
   }
 
-  /** Throws TooManySeriesError when the name and labels match more than maxSeries series. */
+  /**
+   * Labels include the series' descriptive ones (series-identity.ts) as last sampled. Throws
+   * TooManySeriesError when the name and labels match more than maxSeries series.
+   */
   series(query: SeriesQuery): SeriesView[] {
     const wanted = Object.entries(query.labels);
-    const matches = (this.sql.seriesByName.all(query.name) as Array<{ id: number; target: string; labels: string }>)
+    const pairs = (json: string | null) => (json === null ? [] : (JSON.parse(json) as Array<[string, string]>));
+    const matches = (this.sql.seriesByName.all(query.name, query.fromMs - SEEN_STEP_MS) as Array<{ id: number; target: string; labels: string; info: string | null }>)
       .filter((s) => query.target === undefined || s.target === query.target)
-      .map((s) => ({ id: s.id, target: s.target, labels: Object.fromEntries(JSON.parse(s.labels) as Array<[string, string]>) }))
+      .map((s) => ({ id: s.id, target: s.target, labels: Object.fromEntries([...pairs(s.labels), ...pairs(s.info)]) }))
       .filter((s) => wanted.every(([key, value]) => s.labels[key] === value));
     if (matches.length > this.maxSeries) {
       throw new TooManySeriesError(`${matches.length} series match name ${query.name} and these labels; at most ${this.maxSeries} per request: add labels or a target`);

@@ -4,16 +4,19 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
+import type { Sample } from '../domain/index.js';
+import { silentLogger } from '../lib/logger.js';
 import { openStore, type Db } from './open-store.js';
 import { applyRetention, RetentionJob } from './retention.js';
+import { StoreWriter } from './store-writer.js';
 
 const DAY_MS = 86_400_000;
 const NOW_MS = Date.UTC(2026, 10, 30);
 
-/** A store with one series, so samples can be added. */
+/** A store with one series seen now, so samples can be added. */
 function seededStore(file = ':memory:'): Db {
   const db = openStore(file);
-  db.prepare("INSERT INTO series (id, target, name, labels) VALUES (1, 't', 'x', '[]')").run();
+  db.prepare("INSERT INTO series (id, target, name, labels, seen_ms) VALUES (1, 't', 'x', '[]', ?)").run(NOW_MS);
   return db;
 }
 
@@ -47,7 +50,7 @@ describe('applyRetention', () => {
   it('deletes events and samples past the age limit and keeps the rest', () => {
     const db = storeWithDays(10, 10);
     const result = applyRetention(db, { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
-    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60 });
+    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60, seriesRetired: 0 });
     expect(count(db, 'events')).toBe(40);
     expect(count(db, 'samples')).toBe(40);
   });
@@ -62,6 +65,37 @@ describe('applyRetention', () => {
     const newest = (db.prepare('SELECT max(ts_ms) AS ts FROM events').get() as { ts: number }).ts;
     expect(newest).toBe(NOW_MS + 499_000);
     expect(NOW_MS - oldest).toBeLessThan(9 * DAY_MS);
+  });
+});
+
+describe('applyRetention retiring series', () => {
+  const HOLDER = 'pg_xmin_horizon_holder_age_xids';
+  const holder = (pid: number, tsMs: number): Sample =>
+    ({ target: 't', name: HOLDER, labels: { kind: 'backend', pid: String(pid), query: `SELECT ${tsMs}` }, tsMs, value: 1 });
+  const seriesPids = (db: Db) =>
+    (db.prepare('SELECT labels FROM series ORDER BY id').pluck().all() as string[]).map((l) => new Map(JSON.parse(l) as Array<[string, string]>).get('pid'));
+
+  it('deletes the series rows left without samples, keeps the others, and the writer goes on writing', () => {
+    const db = openStore(':memory:');
+    const writer = new StoreWriter(db, new ManualClock(NOW_MS), silentLogger());
+    // pid 100: a session of 20 days ago; pid 200: one of 20 days ago that runs still.
+    writer.enqueue({ samples: [holder(100, NOW_MS - 20 * DAY_MS), holder(100, NOW_MS - 19 * DAY_MS), holder(200, NOW_MS - 20 * DAY_MS)] });
+    writer.enqueue({ samples: [holder(200, NOW_MS - DAY_MS)] });
+    expect(writer.flush()).toBe(true);
+    expect(seriesPids(db)).toEqual(['100', '200']);
+
+    const result = applyRetention(db, { maxAgeMs: 14 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
+    expect(result).toEqual({ eventsDeleted: 0, samplesDeleted: 3, seriesRetired: 1 });
+    expect(seriesPids(db)).toEqual(['200']);
+    expect(db.prepare('SELECT ts_ms FROM samples').pluck().all()).toEqual([NOW_MS - DAY_MS]);
+
+    // pid 100 again (PostgreSQL reuses pids): the writer had its series id cached, and must not
+    // write samples of a deleted series (the foreign key would fail the whole batch).
+    writer.enqueue({ samples: [holder(100, NOW_MS), holder(200, NOW_MS)] });
+    expect(writer.flush()).toBe(true);
+    expect(seriesPids(db)).toEqual(['200', '100']);
+    expect(db.prepare('SELECT count(*) FROM samples').pluck().get()).toBe(3);
+    db.close();
   });
 });
 
@@ -111,9 +145,9 @@ describe('RetentionJob', () => {
     await job.stop();
 
     expect(lines).toEqual([
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 2, samplesDeleted: 2, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 2, samplesDeleted: 2, seriesRetired: 0, msg: 'retention removed old data' },
     ]);
     db.close();
   });
@@ -160,7 +194,7 @@ describe('RetentionJob', () => {
     other.close();
     await clock.advance(INTERVAL_MS);
     expect(storedMs(db)).toEqual([NOW_MS]);
-    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, msg: 'retention removed old data' }]);
+    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' }]);
     // Counted for pgvigil_retention_failures_total / _deleted_rows_total.
     expect(job.stats).toEqual({ failures: 1, rowsDeleted: 2 });
     await job.stop();

@@ -1,8 +1,9 @@
 /**
  * Retention: deletes events and samples past the configured age, then, while the store is over
- * its size budget, the oldest remaining ones. Alerts, transitions and the outbox are kept: they
- * are small and are the incident record. Deletes run in bounded chunks so a large clean-up never
- * holds the write lock for long.
+ * its size budget, the oldest remaining ones; and retires the series rows left without samples
+ * (a session's series once its pid is gone for the retention period, a dropped table's). Alerts,
+ * transitions and the outbox are kept: they are small and are the incident record. Deletes run
+ * in bounded transactions so a large clean-up never holds the write lock for long.
  */
 import type { Db } from './open-store.js';
 import type { Clock, Component } from '../domain/index.js';
@@ -15,9 +16,13 @@ export interface RetentionPolicy {
 export interface RetentionResult {
   eventsDeleted: number;
   samplesDeleted: number;
+  seriesRetired: number;
 }
 
+/** Rows one transaction deletes at most (a series' old samples are never split across two). */
 const CHUNK_ROWS = 50_000;
+/** Series whose old samples one transaction deletes at most. */
+const CHUNK_SERIES = 2_000;
 
 export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number): RetentionResult {
   const cutoffMs = nowMs - policy.maxAgeMs;
@@ -29,30 +34,53 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number): 
     const step = deleteOlderThan(db, Math.min(oldest + 86_400_000, nowMs));
     result.eventsDeleted += step.eventsDeleted;
     result.samplesDeleted += step.samplesDeleted;
-    if (step.eventsDeleted + step.samplesDeleted === 0) break;
+    result.seriesRetired += step.seriesRetired;
+    if (step.eventsDeleted + step.samplesDeleted + step.seriesRetired === 0) break;
   }
   return result;
 }
 
 function deleteOlderThan(db: Db, cutoffMs: number): RetentionResult {
   const events = db.prepare(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts_ms < ? LIMIT ${CHUNK_ROWS})`);
-  // samples is WITHOUT ROWID: chunk by its primary key.
-  const samples = db.prepare(
-    `DELETE FROM samples WHERE (series_id, ts_ms) IN (SELECT series_id, ts_ms FROM samples WHERE ts_ms < ? LIMIT ${CHUNK_ROWS})`,
-  );
-  return {
-    eventsDeleted: deleteInChunks(() => events.run(cutoffMs).changes),
-    samplesDeleted: deleteInChunks(() => samples.run(cutoffMs).changes),
-  };
+  let eventsDeleted = 0;
+  for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
+    deleted = events.run(cutoffMs).changes;
+    eventsDeleted += deleted;
+  }
+  return { eventsDeleted, ...deleteSamplesOlderThan(db, cutoffMs) };
 }
 
-function deleteInChunks(deleteChunk: () => number): number {
-  let total = 0;
-  for (;;) {
-    const deleted = deleteChunk();
-    total += deleted;
-    if (deleted < CHUNK_ROWS) return total;
-  }
+/**
+ * Series by series, so each delete is a range of the samples primary key (series_id, ts_ms)
+ * rather than a scan of the whole table for old rows. A series whose newest sample (seen_ms) is
+ * before the cutoff may be left without samples: its row goes too, in the same transaction that
+ * bumps series_retirement so the writer forgets the ids it cached.
+ */
+function deleteSamplesOlderThan(db: Db, cutoffMs: number): { samplesDeleted: number; seriesRetired: number } {
+  const nextSeries = db.prepare(`SELECT id, seen_ms AS seenMs FROM series WHERE id > ? ORDER BY id LIMIT ${CHUNK_SERIES}`);
+  const deleteSamples = db.prepare('DELETE FROM samples WHERE series_id = ? AND ts_ms < ?');
+  const retireIfEmpty = db.prepare('DELETE FROM series WHERE id = ? AND NOT EXISTS (SELECT 1 FROM samples WHERE series_id = ?)');
+  const bumpGeneration = db.prepare('UPDATE series_retirement SET generation = generation + 1');
+  let samplesDeleted = 0;
+  let seriesRetired = 0;
+  let afterId = 0;
+  const chunk = db.transaction(() => {
+    let rows = 0;
+    let retired = 0;
+    const series = nextSeries.all(afterId) as Array<{ id: number; seenMs: number | null }>;
+    for (const { id, seenMs } of series) {
+      afterId = id;
+      rows += deleteSamples.run(id, cutoffMs).changes;
+      if ((seenMs === null || seenMs < cutoffMs) && retireIfEmpty.run(id, id).changes > 0) retired++;
+      if (rows >= CHUNK_ROWS) break;
+    }
+    if (retired > 0) bumpGeneration.run();
+    samplesDeleted += rows;
+    seriesRetired += retired;
+    return series.length > 0;
+  });
+  for (let more = true; more;) more = chunk();
+  return { samplesDeleted, seriesRetired };
 }
 
 /** Bytes in use (pages not on the free list), so deletes count before a VACUUM shrinks the file. */
@@ -63,8 +91,11 @@ function usedBytes(db: Db): number {
   return (pages - free) * pageSize;
 }
 
+/** The oldest event or sample; per series a seek on the samples key, not a scan of the table. */
 function oldestMs(db: Db): number | null {
-  const row = db.prepare('SELECT min(ts) AS ts FROM (SELECT min(ts_ms) AS ts FROM events UNION ALL SELECT min(ts_ms) FROM samples)').get() as { ts: number | null };
+  const row = db.prepare(`SELECT min(ts) AS ts FROM (
+    SELECT min(ts_ms) AS ts FROM events
+    UNION ALL SELECT (SELECT min(ts_ms) FROM samples WHERE series_id = series.id) FROM series)`).get() as { ts: number | null };
   return row.ts;
 }
 
@@ -95,7 +126,7 @@ export class RetentionJob implements Component {
     try {
       const result = applyRetention(this.db, this.policy, this.clock.nowMs());
       this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted;
-      if (result.eventsDeleted + result.samplesDeleted > 0) this.log.info({ ...result }, 'retention removed old data');
+      if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired > 0) this.log.info({ ...result }, 'retention removed old data');
     } catch (err) {
       this.stats.failures++;
       this.log.error({ err, file: this.db.name }, 'retention failed; will retry');

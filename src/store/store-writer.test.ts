@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { AnyLogEvent } from '../domain/index.js';
+import type { AnyLogEvent, Sample } from '../domain/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { openStore } from './open-store.js';
+import { SEEN_STEP_MS } from './series-identity.js';
 import { StoreWriter, type FlushResult } from './store-writer.js';
 
 function event(i: number): AnyLogEvent {
@@ -52,6 +53,35 @@ describe('StoreWriter', () => {
     expect(writer.flush()).toBe(true);
     expect(count(db, 'SELECT count(*) n FROM events')).toBe(3000);
     expect(writer.accepting).toBe(true);
+  });
+
+  it('keeps descriptive labels out of the series identity, as the latest info, and moves seen_ms in SEEN_STEP_MS steps', () => {
+    const db = openStore(':memory:');
+    const writer = new StoreWriter(db, new ManualClock(), silentLogger());
+    const name = 'pg_xmin_horizon_holder_age_xids';
+    const holder = (tsMs: number, query: string, state = 'active'): Sample =>
+      ({ target: 't', name, labels: { kind: 'backend', pid: '42', state, query }, tsMs, value: tsMs });
+    const t0 = 1_000_000;
+    writer.enqueue({ samples: [holder(t0, 'SELECT 1'), holder(t0 + 5_000, 'SELECT 2', 'idle in transaction')] });
+    // A late sample of an earlier time: stored, but the newer description stays.
+    writer.enqueue({ samples: [holder(t0 + 1_000, 'SELECT late')] });
+    expect(writer.flush()).toBe(true);
+    const row = () => db.prepare('SELECT labels, info, seen_ms AS seenMs FROM series').all();
+    expect(row()).toEqual([{
+      labels: '[["kind","backend"],["pid","42"]]', info: '[["query","SELECT 2"],["state","idle in transaction"]]', seenMs: t0,
+    }]);
+    writer.enqueue({ samples: [holder(t0 + SEEN_STEP_MS - 1, 'SELECT 3')] });
+    writer.flush();
+    expect(row()).toMatchObject([{ info: '[["query","SELECT 3"],["state","active"]]', seenMs: t0 }]);
+    writer.enqueue({ samples: [holder(t0 + SEEN_STEP_MS, 'SELECT 3')] });
+    writer.flush();
+    expect(row()).toMatchObject([{ seenMs: t0 + SEEN_STEP_MS }]);
+    expect(count(db, 'SELECT count(*) n FROM samples')).toBe(5);
+    // Names without descriptive labels keep them all in the identity.
+    writer.enqueue({ samples: [{ target: 't', name: 'pg_standby_startup_wait_event', labels: { wait_event: 'RecoveryPause', query: 'x' }, tsMs: t0, value: 1 }] });
+    writer.flush();
+    expect(db.prepare(`SELECT labels, info FROM series WHERE name = 'pg_standby_startup_wait_event'`).get())
+      .toEqual({ labels: '[["query","x"],["wait_event","RecoveryPause"]]', info: null });
   });
 
   it('flushes on its interval and on stop', async () => {

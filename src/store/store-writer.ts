@@ -7,10 +7,15 @@
  * A failed commit (disk full, I/O error) keeps the batch in memory and retries on the next
  * flush; sources see `accepting === false` once the backlog is over its cap and stop reading,
  * so nothing is lost and memory stays bounded.
+ *
+ * Series rows: identity labels only, descriptive ones in `info` (series-identity.ts), and the
+ * coarse time of the newest sample in `seen_ms`; both are updated only when they change, from
+ * what the writer caches per series (forgotten whenever retention deletes series rows).
  */
 import type { Db } from './open-store.js';
 import type { AnyLogEvent, Clock, Component, Sample } from '../domain/index.js';
 import { labelsKey } from '../domain/index.js';
+import { SEEN_STEP_MS, splitLabels } from './series-identity.js';
 
 export interface TailerOffset {
   target: string;
@@ -59,6 +64,18 @@ export interface StoreWriterOptions {
   maxBacklogRows?: number;
 }
 
+/** What the writer knows a series row holds. */
+interface CachedSeries {
+  id: number;
+  /** series.seen_ms as stored (coarse). */
+  seenMs: number | null;
+  /** The newest sample time written through this cache entry (at least seenMs). */
+  newestMs: number;
+  info: string | null;
+}
+
+const MAX_CACHED_SERIES = 500_000;
+
 interface Logger {
   error(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
@@ -69,7 +86,9 @@ export class StoreWriter implements Component {
   private pending: WriteBatch[] = [];
   private pendingRows = 0;
   private timer: { cancel(): void } | null = null;
-  private readonly seriesIds = new Map<string, number>();
+  private readonly seriesRows = new Map<string, CachedSeries>();
+  /** series_retirement.generation when seriesRows was filled; null: not read yet. */
+  private retirementGeneration: number | null = null;
   private readonly listeners: Array<(result: FlushResult) => void> = [];
   private readonly options: Required<StoreWriterOptions>;
   private failing = false;
@@ -80,6 +99,9 @@ export class StoreWriter implements Component {
   private readonly insertSeries;
   private readonly selectSeries;
   private readonly insertSample;
+  private readonly updateSeen;
+  private readonly updateInfo;
+  private readonly selectGeneration;
   private readonly upsertOffset;
 
   constructor(
@@ -93,8 +115,11 @@ export class StoreWriter implements Component {
       `INSERT INTO events (target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    this.insertSeries = db.prepare('INSERT INTO series (target, name, labels) VALUES (?, ?, ?)');
-    this.selectSeries = db.prepare('SELECT id FROM series WHERE target = ? AND name = ? AND labels = ?').pluck();
+    this.insertSeries = db.prepare('INSERT INTO series (target, name, labels, seen_ms, info) VALUES (?, ?, ?, ?, ?)');
+    this.selectSeries = db.prepare('SELECT id, seen_ms AS seenMs, info FROM series WHERE target = ? AND name = ? AND labels = ?');
+    this.updateSeen = db.prepare('UPDATE series SET seen_ms = ? WHERE id = ?');
+    this.updateInfo = db.prepare('UPDATE series SET info = ? WHERE id = ?');
+    this.selectGeneration = db.prepare('SELECT generation FROM series_retirement').pluck();
     // Two samples of one series in the same millisecond: the later wins.
     this.insertSample = db.prepare('INSERT OR REPLACE INTO samples (series_id, ts_ms, value) VALUES (?, ?, ?)');
     this.upsertOffset = db.prepare(
@@ -147,8 +172,8 @@ export class StoreWriter implements Component {
     try {
       result = this.db.transaction(() => this.writeAll(batches))();
     } catch (err) {
-      // Series rows inserted by the rolled-back transaction do not exist: forget their ids.
-      this.seriesIds.clear();
+      // Series rows inserted (or updated) by the rolled-back transaction do not exist: forget them.
+      this.seriesRows.clear();
       if (!this.failing) {
         this.log.error({ err, backlogRows: this.pendingRows, file: this.db.name }, 'store write failed; keeping the batch and retrying');
       }
@@ -169,6 +194,11 @@ export class StoreWriter implements Component {
     const events: StoredEvent[] = [];
     const samples: Sample[] = [];
     const snapshots: SnapshotRange[] = [];
+    const generation = this.selectGeneration.get() as number;
+    if (generation !== this.retirementGeneration) {
+      this.seriesRows.clear();
+      this.retirementGeneration = generation;
+    }
     for (const batch of batches) {
       for (const event of batch.events ?? []) {
         const info = this.insertEvent.run(
@@ -190,14 +220,38 @@ export class StoreWriter implements Component {
     return { events, samples, snapshots };
   }
 
+  /** The sample's series row, created or brought up to date (seen_ms, info). */
   private seriesId(sample: Sample): number {
-    const labels = labelsKey(sample.labels);
+    const { identity, info } = splitLabels(sample.name, sample.labels);
+    const labels = labelsKey(identity);
+    const infoKey = info === null ? null : labelsKey(info);
     const cacheKey = `${sample.target}\u0000${sample.name}\u0000${labels}`;
-    const cached = this.seriesIds.get(cacheKey);
-    if (cached !== undefined) return cached;
-    const existing = this.selectSeries.get(sample.target, sample.name, labels) as number | undefined;
-    const id = existing ?? Number(this.insertSeries.run(sample.target, sample.name, labels).lastInsertRowid);
-    this.seriesIds.set(cacheKey, id);
-    return id;
+    let row = this.seriesRows.get(cacheKey) ?? this.storedSeries(sample.target, sample.name, labels);
+    if (row === undefined) {
+      const id = Number(this.insertSeries.run(sample.target, sample.name, labels, sample.tsMs, infoKey).lastInsertRowid);
+      row = { id, seenMs: sample.tsMs, newestMs: sample.tsMs, info: infoKey };
+    } else {
+      if (row.seenMs === null || sample.tsMs >= row.seenMs + SEEN_STEP_MS) {
+        this.updateSeen.run(sample.tsMs, row.id);
+        row.seenMs = sample.tsMs;
+      }
+      // The newest sample's description wins; a late sample of an earlier time does not undo it.
+      if (sample.tsMs >= row.newestMs) {
+        row.newestMs = sample.tsMs;
+        if (infoKey !== row.info) {
+          this.updateInfo.run(infoKey, row.id);
+          row.info = infoKey;
+        }
+      }
+    }
+    // Bounded even between retention runs: a miss costs one indexed lookup.
+    if (this.seriesRows.size >= MAX_CACHED_SERIES) this.seriesRows.clear();
+    this.seriesRows.set(cacheKey, row);
+    return row.id;
+  }
+
+  private storedSeries(target: string, name: string, labels: string): CachedSeries | undefined {
+    const row = this.selectSeries.get(target, name, labels) as { id: number; seenMs: number | null; info: string | null } | undefined;
+    return row && { ...row, newestMs: row.seenMs ?? -Infinity };
   }
 }
