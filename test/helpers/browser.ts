@@ -29,15 +29,16 @@ export async function watchedPage(browser: Browser, options: { extraHTTPHeaders?
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   const page = await context.newPage();
   const problems: string[] = [];
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
+  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()} (${message.location().url})`); });
   page.on('pageerror', (err) => problems.push(`exception: ${err.message}`));
   page.on('requestfailed', (request) => problems.push(`request failed: ${request.url()} ${request.failure()?.errorText ?? ''}`));
   return { page, problems };
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** The whole page by default; `fullPage: false` for what the reader sees where the page scrolled to. */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<string> {
   fs.mkdirSync(TEST_OUTPUT_DIR, { recursive: true });
   const file = path.join(TEST_OUTPUT_DIR, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage });
   return file;
 }
