@@ -223,7 +223,7 @@ function renderEvents() {
     const details = el('pre', { hidden: '' }, JSON.stringify({ ...e.details, source: e.source }, null, 1));
     return el('tr', { id: `ev-${e.id}`, class: `${alerts.length > 0 ? 'evidence ' : ''}level-${e.level}` },
       el('td', { class: 'ts' }, utc(e.ts_ms)), el('td', {}, e.target), el('td', { class: 'kind' }, e.kind), el('td', {}, e.database ?? ''),
-      el('td', { class: 'msg', onclick: () => { details.hidden = !details.hidden; } }, `${e.level}: ${e.message.split('\n', 1)[0]}`, details),
+      el('td', { class: 'msg', title: 'click for the details', onclick: () => { details.hidden = !details.hidden; } }, e.line, details),
       el('td', {}, alerts.map((id) => el('a', { href: `#alert-${id}`, class: 'evidence-of', onclick: (click) => { click.preventDefault(); openAlert(id); document.getElementById('alerts-panel').scrollIntoView(); } }, `evidence of #${id} `))));
   });
   document.querySelector('#events tbody').replaceChildren(...rows);

@@ -33,7 +33,7 @@ function kindFacts(event: AnyLogEvent): string | null {
     case 'lock_wait':
       return `lock wait ${event.details.phase}: pid ${event.details.waiting_pid} ${event.details.lock_mode} on ${lockName(event.details.lock_object)}${waited(event.details.wait_ms)}${event.details.holder_pids?.length ? `, held by ${event.details.holder_pids.join(', ')}` : ''}`;
     case 'lock_timeout':
-      return `lock timeout${event.details.lock_mode ? `: ${event.details.lock_mode}` : ''}${event.details.lock_object ? ` on ${lockName(event.details.lock_object)}` : ''}`;
+      return `lock timeout${event.details.lock_mode ? `: ${event.details.lock_mode}` : ''}${event.details.lock_object ? ` on ${lockName(event.details.lock_object)}` : ''}${event.details.statement ? ` in ${oneLine(event.details.statement)}` : ''}`;
     case 'server_crash':
       return `crash: ${event.details.process_type} pid ${event.details.pid}${event.details.signal_name ? ` killed by signal ${event.details.signal ?? '?'} (${event.details.signal_name})` : ''}${event.details.exit_code === null ? '' : ` exit code ${event.details.exit_code}`}`;
     case 'checkpoint':
@@ -45,6 +45,10 @@ function kindFacts(event: AnyLogEvent): string | null {
     default:
       return null;
   }
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
 
 function waited(waitMs: number | null): string {

@@ -18,8 +18,8 @@ h1{font-size:22px;margin:8px 0 2px}h2{font-size:17px;margin:28px 0 8px;border-bo
 .badge.firing{background:#ffebe9;color:#a40e26}.badge.resolved{background:#dafbe1;color:#116329}
 .lifecycle,.facts,.evidence{color:#424a53;font-size:13px;margin:4px 0}.facts td{padding:0 12px 0 0}
 a{color:#0969da;text-decoration:none}a:hover{text-decoration:underline}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(480px,1fr));gap:12px}.chart-box{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px}
-.chart-box h3{font-size:14px;margin:0 0 4px}.legend{font-size:12px;color:#424a53;margin:2px 0 0}.legend span{margin-right:12px;white-space:nowrap}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(640px,1fr));gap:12px}.chart-box{border:1px solid #d0d7de;border-radius:6px;padding:8px 12px}
+.chart-box h3{font-size:14px;margin:0 0 4px}.legend{font-size:12px;color:#424a53;margin:2px 0 0}.legend span{display:inline-block;margin-right:14px;overflow-wrap:anywhere}
 .swatch{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 svg.chart{width:100%;height:auto;display:block}svg .grid{stroke:#eaeef2}svg .axis{stroke:#8c959f}
 svg .tick{font-size:11px;fill:#57606a}svg .alert-period{fill:#cf222e;fill-opacity:.12}svg .alert-label{font-size:11px;fill:#a40e26}
@@ -66,6 +66,7 @@ function alertHtml(a: ReportAlert, inTimeline: ReadonlySet<number>): string {
 <div>${esc(a.summary)}</div>
 <div class="lifecycle">${esc(lifecycle.join(', ') + transitions)}</div>
 ${facts.length > 0 ? `<table class="facts">${facts.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(String(v))}</td></tr>`).join('')}</table>` : ''}
+${a.evidence.series.length > 0 ? `<div class="evidence">Series: ${esc(a.evidence.series.map((s) => `${s.name}{${Object.entries(s.labels).map(([k, v]) => `${k}="${v}"`).join(',')}} = ${s.value ?? 'NULL'} at ${short(s.ts)}`).join('; '))}</div>` : ''}
 ${evidence.length > 0 ? `<div class="evidence">Evidence: ${evidence.join(', ')}</div>` : ''}
 </div>`;
 }
