@@ -9,7 +9,7 @@ import type { Alert, AlertState, AnyLogEvent, Evidence } from '../domain/index.j
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
 import { eventLine } from './event-line.js';
-import { LogChartCollector, type ChartMetric, type ReportChart, type SampledSeries } from './report-charts.js';
+import { LogChartCollector, type ChartMetric, type ReportChart, type SampledMetric } from './report-charts.js';
 
 export interface StoredTransition {
   alertId: number;
@@ -66,7 +66,7 @@ export interface IncidentReportInput {
   /** Events of the window in time order, with their store ids. */
   events: Iterable<{ id: number; event: AnyLogEvent }>;
   /** Stored series of a chart metric in the window. */
-  sampled: (metric: ChartMetric) => SampledSeries[];
+  sampled: (metric: ChartMetric) => SampledMetric;
   maxTimelineEntries?: number;
 }
 

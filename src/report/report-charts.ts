@@ -34,6 +34,9 @@ export interface SampledSeries {
   points: Array<[number, number | null]>;
 }
 
+/** The stored series of one metric in the window, or why they were not read (too many of them). */
+export type SampledMetric = SampledSeries[] | { unread: string };
+
 /** The metrics the series charts read; the store is asked for each by name. */
 export const CHART_METRICS = {
   horizonHolder: 'pg_xmin_horizon_holder_age_xids',
@@ -69,19 +72,26 @@ export class LogChartCollector {
   }
 
   /** The charts in the order a DBA reads them: horizon first, then what it caused. */
-  charts(sampled: (metric: ChartMetric) => SampledSeries[]): ReportChart[] {
+  charts(sampled: (metric: ChartMetric) => SampledMetric): ReportChart[] {
     const noVacuum = this.autovacuumRuns === 0 ? 'no autovacuum report in this window' : null;
-    const lockSamples = sampledLines(sampled(CHART_METRICS.lockMaxWait), (l) => l.datname || '?');
+    const read = new Map(Object.values(CHART_METRICS).map((m) => [m, sampled(m)]));
+    const unread = (...metrics: ChartMetric[]) => metrics.map((m) => read.get(m)).find((r): r is { unread: string } => r !== undefined && 'unread' in r)?.unread ?? null;
+    const lines = (metric: ChartMetric, name: (labels: Record<string, string>) => string) => {
+      const series = read.get(metric)!;
+      return 'unread' in series ? [] : sampledLines(series, name);
+    };
+    const whenEmpty = (...metrics: ChartMetric[]) => unread(...metrics) ?? 'not sampled';
     return [
       chart('dead_not_removable', 'Dead rows not removable, per database (autovacuum reports)', 'rows', this.deadNotRemovable.lines('log'), noVacuum),
       chart('removable_cutoff_age', 'Removable cutoff age, per database (autovacuum reports)', 'xids', this.cutoffAge.lines('log'), noVacuum),
-      chart('xmin_horizon', 'xmin horizon age, per holder', 'xids', sampledLines(sampled(CHART_METRICS.horizonHolder), holderName), 'not sampled'),
+      chart('xmin_horizon', 'xmin horizon age, per holder', 'xids', lines(CHART_METRICS.horizonHolder, holderName), whenEmpty(CHART_METRICS.horizonHolder)),
       chart('replica_lag', 'Replica replay lag and replay standing still', 'seconds', [
-        ...sampledLines(sampled(CHART_METRICS.replayLag), (l) => `replay lag ${l.application_name || '?'}`),
-        ...sampledLines(sampled(CHART_METRICS.replayStandingStill), () => 'replay standing still'),
-      ], 'not sampled'),
-      chart('slot_retained_wal', 'WAL retained by replication slots', 'bytes', sampledLines(sampled(CHART_METRICS.slotRetainedWal), (l) => l.slot_name || '?'), 'not sampled'),
-      chart('lock_waits', 'Lock waits: longest wait per database (sampled) and each logged wait', 'seconds', [...lockSamples, ...this.lockWaits.lines('log')], 'no lock wait logged or sampled'),
+        ...lines(CHART_METRICS.replayLag, (l) => `replay lag ${l.application_name || '?'}`),
+        ...lines(CHART_METRICS.replayStandingStill, () => 'replay standing still'),
+      ], whenEmpty(CHART_METRICS.replayLag, CHART_METRICS.replayStandingStill)),
+      chart('slot_retained_wal', 'WAL retained by replication slots', 'bytes', lines(CHART_METRICS.slotRetainedWal, (l) => l.slot_name || '?'), whenEmpty(CHART_METRICS.slotRetainedWal)),
+      chart('lock_waits', 'Lock waits: longest wait per database (sampled) and each logged wait', 'seconds',
+        [...lines(CHART_METRICS.lockMaxWait, (l) => l.datname || '?'), ...this.lockWaits.lines('log')], unread(CHART_METRICS.lockMaxWait) ?? 'no lock wait logged or sampled'),
       chart('autovacuum_elapsed', 'Autovacuum elapsed, per table', 'seconds', this.vacuumElapsed.lines('log'), noVacuum),
     ];
   }
