@@ -14,6 +14,7 @@ import { EXIT } from '../../src/cli/exit-codes.js';
 import { parseReportTime } from '../../src/cli/report.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { storeFromRecordedLog } from '../helpers/review-store.js';
+import { FIXTURES_DIR } from '../helpers/scenarios/fixture-case.js';
 import { itWithTool } from '../helpers/tools.js';
 
 function storeWithRepackLostAtSwap(file: string): Promise<{ startMs: number; endMs: number }> {
@@ -104,6 +105,20 @@ describe('pgvigil report', () => {
       await browser.close();
     }
   }, 60_000);
+
+  it('charts the log alone from a store that `pgvigil analyze --db` wrote over an old log', () => {
+    const file = tempStore();
+    const log = path.join(FIXTURES_DIR, 'pg18-stderr-autovacuum-held-back-by-snapshot', 'autovacuum-held-back-by-snapshot.log');
+    expect(pgvigil(['analyze', '--db', file, log]).code).toBe(EXIT.OK);
+    const html = pgvigil(['report', '--db', file, '--from', '2026-11-30T07:00:00Z', '--to', '2026-11-30T08:00:00Z', '--format', 'html']).stdout;
+    // The recorded run: a snapshot held while 5,000 rows were deleted, then let go.
+    expect(html).toMatch(/autovacuum postgres\.public\.av_held, elapsed [\d.]+ s, 5000 dead not removable, removable cutoff \d+/);
+    const deadRows = html.slice(html.indexOf('id="chart-dead_not_removable"'), html.indexOf('id="chart-removable_cutoff_age"'));
+    expect(deadRows).toMatch(/<svg [^>]*>.*>5k<\/text>.*<path d="M[^"]+" fill="none"/);
+    for (const sampled of ['xmin_horizon', 'replica_lag', 'slot_retained_wal']) {
+      expect(html).toMatch(new RegExp(`id="chart-${sampled}"><h3>[^<]*</h3><p class="empty">not sampled</p>`));
+    }
+  });
 
   it('says what is wrong with a bad window or a missing store', () => {
     expect(pgvigil(['report', '--from', 'yesterday-ish']).code).toBe(EXIT.USAGE);
