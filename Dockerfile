@@ -22,6 +22,8 @@ COPY --from=build /src/dist ./dist
 COPY bin ./bin
 COPY config ./config
 COPY dashboards ./dashboards
+# The timeline page at / (its uPlot comes from node_modules).
+COPY web ./web
 RUN mkdir -p /var/lib/pgvigil && chown node:node /var/lib/pgvigil
 USER node
 VOLUME ["/var/lib/pgvigil"]

@@ -1,8 +1,10 @@
 /**
  * `pgvigil report`: the incident report for a past window from the store: the alerts, a
- * timeline of notable events and transitions, and the log summary of the window.
+ * timeline of notable events and transitions, charts and the log summary of the window, as
+ * text, JSON, Markdown or one self-contained HTML file.
  */
-import { Command } from 'commander';
+import { writeFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
 import { DateTime } from 'luxon';
 import { EXIT } from './exit-codes.js';
 
@@ -12,7 +14,12 @@ interface ReportFlags {
   to: string;
   target?: string;
   json?: boolean;
+  format?: ReportFormat;
+  output?: string;
 }
+
+export const REPORT_FORMATS = ['text', 'json', 'md', 'html'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 const RELATIVE = /^-?(\d+(?:\.\d+)?)(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -33,7 +40,9 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
     .option('--from <time>', 'start: ISO 8601 time, or a duration ago such as 6h, 30m, 2d', '24h')
     .option('--to <time>', 'end: ISO 8601 time, a duration ago, or now', 'now')
     .option('--target <name>', 'only this target')
-    .option('--json', 'print the report as one JSON document')
+    .addOption(new Option('--format <format>', 'text, json, md (Markdown) or html (one self-contained file with charts)').choices(REPORT_FORMATS))
+    .option('--json', 'same as --format json')
+    .option('-o, --output <file>', 'write the report to this file instead of standard output')
     .action(async (flags: ReportFlags) => {
       setExitCode(await runReport(flags, Date.now()));
     });
@@ -47,8 +56,8 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     return EXIT.USAGE;
   }
   // Loaded here, not with the CLI: SQLite's native addon is start-up every other command would pay.
-  const [{ openStore, StoreError }, { StoreQueries }, { storedIncidentReport }, { renderIncidentReportText }] = await Promise.all([
-    import('../store/open-store.js'), import('../store/queries.js'), import('../report/stored-incident-report.js'), import('../report/incident-report.js'),
+  const [{ openStore, StoreError }, { StoreQueries }, { storedIncidentReport }, { renderIncidentReport }] = await Promise.all([
+    import('../store/open-store.js'), import('../store/queries.js'), import('../report/stored-incident-report.js'), import('../report/render-incident-report.js'),
   ]);
   let db;
   try {
@@ -59,7 +68,17 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   }
   try {
     const report = storedIncidentReport(new StoreQueries(db), { fromMs, toMs, target: flags.target ?? null });
-    process.stdout.write(flags.json ? `${JSON.stringify(report)}\n` : renderIncidentReportText(report));
+    const rendered = renderIncidentReport(report, flags.format ?? (flags.json ? 'json' : 'text'));
+    if (flags.output === undefined) {
+      process.stdout.write(rendered);
+      return EXIT.OK;
+    }
+    try {
+      writeFileSync(flags.output, rendered);
+    } catch (err) {
+      process.stderr.write(`pgvigil report: -o ${flags.output}: cannot write it (${(err as Error).message})\n`);
+      return EXIT.FAILURE;
+    }
     return EXIT.OK;
   } finally {
     db.close();

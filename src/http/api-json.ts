@@ -2,8 +2,9 @@
  * The one place the API translates store objects (camelCase) into what an operator reads
  * (snake_case JSON). Times are epoch milliseconds in `*_ms` fields.
  */
-import type { Alert } from '../domain/index.js';
+import type { Alert, AnyLogEvent } from '../domain/index.js';
 import type { OutboxRow } from '../notify/outbox-table.js';
+import { eventLine } from '../report/event-line.js';
 import type { AlertDetail, StoredEventView } from '../store/queries.js';
 
 export function eventJson(e: StoredEventView): Record<string, unknown> {
@@ -20,6 +21,8 @@ export function eventJson(e: StoredEventView): Record<string, unknown> {
     message: e.message,
     details: e.details,
     source: { file: e.sourceFile, offset: e.sourceOffset },
+    // The report's line for it (autovacuum's dead rows and cutoff, a conflict's reason...), for the page.
+    line: eventLine({ ...e, source: { file: e.sourceFile, offset: e.sourceOffset, line: null } } as AnyLogEvent),
   };
 }
 

@@ -1,13 +1,13 @@
 /**
  * The JSON API: /api/events, /api/series, /api/alerts, /api/alerts/:id, /api/report (also as
- * text). Query strings are checked
+ * text, Markdown or HTML). Query strings are checked
  * by JSON schema (unknown parameters included) and by api-params.ts; bad input is a 400 with a
  * message, never a 500. Reads only the local store.
  */
 import type { FastifyInstance } from 'fastify';
 import { EVENT_KINDS, type Clock, type EventKind } from '../domain/index.js';
 import { TooManySeriesError, type StoreQueries } from '../store/queries.js';
-import { renderIncidentReportText } from '../report/incident-report.js';
+import { renderIncidentReport } from '../report/render-incident-report.js';
 import { storedIncidentReport } from '../report/stored-incident-report.js';
 import { alertDetailJson, alertJson, eventJson } from './api-json.js';
 import { BadRequest, checkRange, parseDuration, parseLabels, parseTime } from './api-params.js';
@@ -21,6 +21,7 @@ const DAY_MS = 24 * HOUR_MS;
 const MAX_REPORT_WINDOW_MS = 7 * DAY_MS;
 const MAX_POINTS_PER_SERIES = 11_000;
 const DEFAULT_POINTS = 500;
+const REPORT_TYPES = { text: 'text/plain', md: 'text/markdown', html: 'text/html' } as const;
 
 const timeParams = { from: { type: 'string' }, to: { type: 'string' } } as const;
 const limit = (byDefault: number) => ({ type: 'integer', minimum: 1, maximum: 10_000, default: byDefault }) as const;
@@ -29,7 +30,7 @@ const nonEmpty = { type: 'string', minLength: 1 } as const;
 interface EventsQuery { kind?: EventKind; from?: string; to?: string; database?: string; target?: string; limit: number }
 interface SeriesQuery { name: string; labels?: string; target?: string; from?: string; to?: string; step?: string }
 interface AlertsQuery { state?: 'firing' | 'resolved'; from?: string; to?: string; limit: number }
-interface ReportQuery { from?: string; to?: string; target?: string; format: 'json' | 'text' }
+interface ReportQuery { from?: string; to?: string; target?: string; format: 'json' | 'text' | 'md' | 'html' }
 
 export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, clock: Clock): void {
   app.get<{ Querystring: EventsQuery }>('/api/events', {
@@ -95,7 +96,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
       querystring: {
         type: 'object',
         additionalProperties: false,
-        properties: { ...timeParams, target: nonEmpty, format: { type: 'string', enum: ['json', 'text'], default: 'json' } },
+        properties: { ...timeParams, target: nonEmpty, format: { type: 'string', enum: ['json', 'text', 'md', 'html'], default: 'json' } },
       },
     },
   }, async (request, reply) => {
@@ -104,8 +105,8 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
     const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS);
     if (toMs - fromMs > MAX_REPORT_WINDOW_MS) throw new BadRequest('from..to is longer than 7 days: use a shorter window, or `pgvigil report` on the store file');
     const report = storedIncidentReport(queries, { fromMs, toMs, target: q.target ?? null });
-    if (q.format === 'text') return reply.type('text/plain; charset=utf-8').send(renderIncidentReportText(report));
-    return report;
+    if (q.format === 'json') return report;
+    return reply.type(`${REPORT_TYPES[q.format]}; charset=utf-8`).send(renderIncidentReport(report, q.format));
   });
 
   app.get<{ Params: { id: number } }>('/api/alerts/:id', {

@@ -110,7 +110,7 @@ describe('HTTP app', () => {
     expect(await get('/api/alerts/4242')).toMatchObject({ status: 404, body: { error: 'not_found' } });
   });
 
-  it('reports a past window as `pgvigil report` does: alerts, timeline, summary; as JSON or text', async () => {
+  it('reports a past window as `pgvigil report` does: alerts, timeline, summary; as JSON, text, HTML or Markdown', async () => {
     const report = await get('/api/report');
     expect(report.status).toBe(200);
     expect(report.body).toMatchObject({ from: new Date(T0 + 60_000 - 86_400_000).toISOString(), target: null, timeline_omitted: 0 });
@@ -125,13 +125,27 @@ describe('HTTP app', () => {
     expect(text.body).toContain('Alerts (0)\n  none fired in this window\n');
     expect(text.body).toContain('Timeline (2 entries)\n');
 
+    const html = await get('/api/report?format=html');
+    expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(html.body).toMatch(/<div class="alert warning firing" id="alert-1">/);
+    expect((await get('/api/report?format=md')).body).toMatch(/^- \*\*#1 WARNING deadlocks\*\* on `db1` \(firing\): 2 deadlocks$/m);
+
     const other = await get('/api/report?target=db2');
     expect(other.body).toMatchObject({ target: 'db2', alerts: [], timeline: [] });
   });
 
+  it('serves the timeline page and its assets from the package, uPlot included', async () => {
+    const page = await get('/');
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    const assets = [...String(page.body).matchAll(/(?:src|href)="(\/ui\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.sort()).toEqual(['/ui/timeline.css', '/ui/timeline.js', '/ui/uPlot.iife.min.js', '/ui/uPlot.min.css']);
+    for (const asset of assets) expect((await get(asset)).status).toBe(200);
+    expect((await get('/ui/uPlot.iife.min.js')).body).toContain('uPlot');
+  });
+
   it.each([
     ['/api/report?from=now-8d', /longer than 7 days/],
-    ['/api/report?format=html', /format/],
+    ['/api/report?format=pdf', /format/],
     ['/api/report?form=now-1h', /must NOT have additional properties/],
     ['/api/events?kind=vacuum', /kind/],
     ['/api/events?limit=0', /limit/],

@@ -1,5 +1,5 @@
 /**
- * HTTP: builds pgvigil's fastify app (/metrics, /healthz, /readyz, /api/*) WITHOUT listening, so
+ * HTTP: builds pgvigil's fastify app (/metrics, /healthz, /readyz, /api/*, the timeline page at /) WITHOUT listening, so
  * tests drive it with inject() and app.ts decides where it listens (http-server.ts).
  * Owns routing, auth and error shapes. Never queries PostgreSQL: everything served comes from
  * memory (metrics) or the local store (API).
@@ -11,6 +11,7 @@ import type { StoreQueries } from '../store/queries.js';
 import { registerApiRoutes } from './api-routes.js';
 import { isLoopback, requireBearer } from './auth.js';
 import { readiness, type ReadinessSources } from './readiness.js';
+import { registerTimelinePage } from './timeline-page.js';
 
 export interface HttpAppOptions {
   metrics: { readonly contentType: string; render(): Promise<string> };
@@ -48,6 +49,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   // Sent as bytes: encoded once, where a string would be measured and then encoded again.
   app.get('/metrics', async (_request, reply) => reply.type(options.metrics.contentType).send(Buffer.from(await options.metrics.render(), 'utf8')));
   registerApiRoutes(app, options.queries, options.clock);
+  registerTimelinePage(app);
   await app.ready();
   return app;
 }

@@ -1,13 +1,15 @@
 /**
- * The incident report for a past window: what pgvigil concluded (alerts and when they fired and
- * resolved), a timeline of the notable log events around them, and the log summary of the
- * window. Pure: stored alerts, transitions and events in; the report out. `pgvigil report` and
- * the API read the store and hand them over.
+ * The incident report for a past window: what pgvigil concluded (alerts with their lifecycle and
+ * evidence), a timeline of the notable log events around them, the charts of the window and its
+ * log summary. Pure: stored alerts, transitions, events and series in; the report out.
+ * `pgvigil report` and the API read the store and hand them over.
  */
 import { DateTime } from 'luxon';
-import type { Alert, AlertState, AnyLogEvent } from '../domain/index.js';
+import type { Alert, AlertState, AnyLogEvent, Evidence } from '../domain/index.js';
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
+import { eventLine } from './event-line.js';
+import { LogChartCollector, type ChartMetric, type ReportChart, type SampledMetric } from './report-charts.js';
 
 export interface StoredTransition {
   alertId: number;
@@ -22,17 +24,37 @@ export interface TimelineEntry {
   text: string;
   /** Alert id or event id, to look it up in /api. */
   ref: { alert_id: number } | { event_id: number };
+  /** Alerts that name this event as evidence. */
+  evidence_of: number[];
+}
+
+export interface ReportAlert {
+  id: number;
+  rule: string;
+  severity: string;
+  state: AlertState;
+  target: string;
+  started: string;
+  updated: string;
+  resolved: string | null;
+  summary: string;
+  /** What the conclusion rests on ('log', 'log+samples'), when the rule says. */
+  basis: string | null;
+  /** Every firing and resolution in the window, oldest first. */
+  transitions: Array<{ ts: string; to: AlertState }>;
+  evidence: { event_ids: number[]; facts: Evidence['facts']; series: Array<{ name: string; labels: Record<string, string>; value: number | null; ts: string }> };
 }
 
 export interface IncidentReport {
   from: string;
   to: string;
   target: string | null;
-  alerts: Array<{ id: number; rule: string; severity: string; state: AlertState; target: string; started: string; resolved: string | null; summary: string }>;
+  alerts: ReportAlert[];
   timeline: TimelineEntry[];
   /** Timeline entries left out past the cap (the most recent are kept). */
   timeline_omitted: number;
   summary: AnalyzeSummary;
+  charts: ReportChart[];
 }
 
 export interface IncidentReportInput {
@@ -43,12 +65,16 @@ export interface IncidentReportInput {
   transitions: readonly StoredTransition[];
   /** Events of the window in time order, with their store ids. */
   events: Iterable<{ id: number; event: AnyLogEvent }>;
+  /** Stored series of a chart metric in the window. */
+  sampled: (metric: ChartMetric) => SampledMetric;
   maxTimelineEntries?: number;
 }
 
 export function buildIncidentReport(input: IncidentReportInput): IncidentReport {
   const maxEntries = input.maxTimelineEntries ?? 500;
   const summary = new AnalyzeSummaryBuilder();
+  const charts = new LogChartCollector();
+  const evidenceOf = alertsByEvidenceEvent(input.alerts);
   const timeline: TimelineEntry[] = [];
   let omitted = 0;
   const keep = (entry: TimelineEntry): void => {
@@ -61,8 +87,10 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
   let next = 0;
   for (const { id, event } of input.events) {
     summary.add(event);
+    charts.add(event);
     while (next < transitions.length && transitions[next]!.tsMs <= event.tsMs) keep(transitions[next++]!.entry);
-    if (isNotable(event)) keep(eventEntry(id, event));
+    const supports = evidenceOf.get(id) ?? [];
+    if (supports.length > 0 || isNotable(event)) keep(eventEntry(id, event, supports));
   }
   while (next < transitions.length) keep(transitions[next++]!.entry);
   if (timeline.length > maxEntries) omitted += timeline.splice(0, timeline.length - maxEntries).length;
@@ -70,14 +98,36 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
     from: iso(input.fromMs),
     to: iso(input.toMs),
     target: input.target,
-    alerts: input.alerts.map((a) => ({
-      id: a.id, rule: a.ruleId, severity: a.severity, state: a.state, target: a.target,
-      started: iso(a.startedMs), resolved: a.resolvedMs === null ? null : iso(a.resolvedMs), summary: a.summary,
-    })),
+    alerts: input.alerts.map((a) => reportAlert(a, input.transitions)),
     timeline,
     timeline_omitted: omitted,
     summary: summary.result(),
+    charts: charts.charts(input.sampled),
   };
+}
+
+function reportAlert(a: Alert, transitions: readonly StoredTransition[]): ReportAlert {
+  // Another rule family may add `basis` to the alert; shown when there, never required.
+  const basis = (a as Alert & { basis?: unknown }).basis;
+  return {
+    id: a.id, rule: a.ruleId, severity: a.severity, state: a.state, target: a.target,
+    started: iso(a.startedMs), updated: iso(a.updatedMs), resolved: a.resolvedMs === null ? null : iso(a.resolvedMs), summary: a.summary,
+    basis: typeof basis === 'string' ? basis : null,
+    transitions: transitions.filter((t) => t.alertId === a.id).map((t) => ({ ts: iso(t.tsMs), to: t.toState })),
+    evidence: {
+      event_ids: a.evidence.eventIds,
+      facts: a.evidence.facts,
+      series: a.evidence.series.map((s) => ({ name: s.name, labels: s.labels, value: s.value, ts: iso(s.tsMs) })),
+    },
+  };
+}
+
+function alertsByEvidenceEvent(alerts: readonly Alert[]): Map<number, number[]> {
+  const byEvent = new Map<number, number[]>();
+  for (const a of alerts) {
+    for (const id of a.evidence.eventIds) byEvent.set(id, [...(byEvent.get(id) ?? []), a.id]);
+  }
+  return byEvent;
 }
 
 /** Classified events, and anything at ERROR or worse; plain statement lines are not notable. */
@@ -85,18 +135,16 @@ function isNotable(event: AnyLogEvent): boolean {
   return event.kind !== 'generic' || event.level === 'ERROR' || event.level === 'FATAL' || event.level === 'PANIC';
 }
 
-function eventEntry(id: number, event: AnyLogEvent): TimelineEntry {
-  const where = [event.database, event.pid === null ? null : `pid ${event.pid}`].filter(Boolean).join(' ');
-  const firstLine = event.message.split('\n', 1)[0]!;
-  return { ts: iso(event.tsMs), target: event.target, what: event.kind, text: `${where ? `[${where}] ` : ''}${event.level}: ${firstLine}`, ref: { event_id: id } };
+function eventEntry(id: number, event: AnyLogEvent, evidenceOf: number[]): TimelineEntry {
+  return { ts: iso(event.tsMs), target: event.target, what: event.kind, text: eventLine(event), ref: { event_id: id }, evidence_of: evidenceOf };
 }
 
 function transitionEntry(t: StoredTransition, alert: Alert): TimelineEntry {
   const verb = t.toState === 'firing' ? `FIRING ${alert.severity}` : 'RESOLVED';
-  return { ts: iso(t.tsMs), target: alert.target, what: t.toState === 'firing' ? 'alert_firing' : 'alert_resolved', text: `${verb} ${alert.ruleId}: ${alert.summary}`, ref: { alert_id: alert.id } };
+  return { ts: iso(t.tsMs), target: alert.target, what: t.toState === 'firing' ? 'alert_firing' : 'alert_resolved', text: `${verb} ${alert.ruleId}: ${alert.summary}`, ref: { alert_id: alert.id }, evidence_of: [] };
 }
 
-function iso(ms: number): string {
+export function iso(ms: number): string {
   return DateTime.fromMillis(ms, { zone: 'utc' }).toISO()!;
 }
 
@@ -106,7 +154,8 @@ export function renderIncidentReportText(report: IncidentReport): string {
   if (report.alerts.length === 0) out.push('  none fired in this window');
   for (const a of report.alerts) {
     out.push(`  #${a.id} ${a.severity.toUpperCase()} ${a.rule} on ${a.target}: ${a.summary}`);
-    out.push(`      fired ${a.started}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}`);
+    out.push(`      fired ${a.started}, updated ${a.updated}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}${a.basis ? `; basis ${a.basis}` : ''}`);
+    if (a.evidence.event_ids.length > 0) out.push(`      evidence: events ${a.evidence.event_ids.join(', ')}`);
   }
   out.push('', `Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})`);
   for (const e of report.timeline) out.push(`  ${e.ts} ${e.target} ${e.what.padEnd(22)} ${e.text}`);

@@ -1,13 +1,15 @@
 /**
  * The incident report of a past window as the store holds it: the alerts that were firing in
- * it, their transitions and the window's events, handed to buildIncidentReport. Shared by
+ * it, their transitions, the window's events and the charted series, handed to buildIncidentReport. Shared by
  * `pgvigil report` and GET /api/report so both say the same.
  */
-import type { StoreQueries } from '../store/queries.js';
+import { TooManySeriesError, type StoreQueries } from '../store/queries.js';
 import { buildIncidentReport, type IncidentReport } from './incident-report.js';
 
 /** Alerts read for one report: far more than one window's incidents. */
 const MAX_ALERTS = 1_000;
+/** Points per chart line: finer than a printed chart shows. */
+const POINTS_PER_LINE = 400;
 
 export interface ReportWindow {
   fromMs: number;
@@ -22,5 +24,16 @@ export function storedIncidentReport(queries: StoreQueries, { fromMs, toMs, targ
     fromMs, toMs, target, alerts,
     transitions: queries.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
     events: queries.eventsInOrder({ fromMs, toMs, ...(target !== null ? { target } : {}) }),
+    sampled: (name) => {
+      try {
+        return queries.series({
+          name, labels: {}, ...(target !== null ? { target } : {}), fromMs, toMs, stepMs: Math.max(1_000, Math.ceil((toMs - fromMs) / POINTS_PER_LINE)),
+        });
+      } catch (err) {
+        // A long window of a busy server: the chart says so, the rest of the report stands.
+        if (err instanceof TooManySeriesError) return { unread: `not drawn: ${err.message}` };
+        throw err;
+      }
+    },
   });
 }

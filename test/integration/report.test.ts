@@ -4,41 +4,29 @@
  * built `pgvigil report`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { parseReportTime } from '../../src/cli/report.js';
-import { silentLogger } from '../../src/lib/logger.js';
-import { RULES_DEFAULTS, buildRules } from '../../src/rules/catalog.js';
-import { RuleEngine } from '../../src/rules/engine.js';
-import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
-import { AlertStore } from '../../src/store/alert-store.js';
-import { openStore } from '../../src/store/open-store.js';
-import { StoreWriter } from '../../src/store/store-writer.js';
-import { ManualClock } from '../helpers/manual-clock.js';
-import { caseName, FIXTURES_DIR, readCase } from '../helpers/scenarios/fixture-case.js';
-import { parseLogFile } from '../helpers/scenarios/parse-log.js';
+import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
+import { storeFromRecordedLog } from '../helpers/review-store.js';
+import { FIXTURES_DIR } from '../helpers/scenarios/fixture-case.js';
+import { itWithTool } from '../helpers/tools.js';
 
-async function storeWithRepackLostAtSwap(file: string): Promise<{ startMs: number; endMs: number }> {
-  const dir = path.join(FIXTURES_DIR, caseName(19, 'stderr', 'repack-lock-timeout-at-swap'));
-  const fixture = readCase(dir);
-  const { events } = await parseLogFile(path.join(dir, fixture.log_file), { format: 'stderr', prefix: fixture.log_line_prefix, timezone: fixture.log_timezone, target: 'pg19' });
-  const db = openStore(file);
-  const clock = new ManualClock(events[0]!.tsMs);
-  const writer = new StoreWriter(db, clock, silentLogger());
-  writer.enqueue({ events });
-  writer.flush();
-  const engine = new RuleEngine({
-    rules: buildRules(RULES_DEFAULTS), views: new StoreRuleViewSource(db, { targets: [{ name: 'pg19', cluster: null }], staleAfterMs: 5_000 }),
-    alerts: new AlertStore(db, []), clock, log: silentLogger(),
-  });
-  const endMs = events.at(-1)!.tsMs;
-  engine.evaluate(endMs + 1_000);
-  db.close();
-  return { startMs: events[0]!.tsMs, endMs: endMs + 1_000 };
+function storeWithRepackLostAtSwap(file: string): Promise<{ startMs: number; endMs: number }> {
+  return storeFromRecordedLog(file, { major: 19, format: 'stderr', scenario: 'repack-lock-timeout-at-swap', target: 'pg19' });
+}
+
+function tempStore(): string {
+  return path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-report-')), 'store.db');
+}
+
+function windowArgs(file: string, { startMs, endMs }: { startMs: number; endMs: number }): string[] {
+  return ['--db', file, '--from', DateTime.fromMillis(startMs - 60_000).toUTC().toISO()!, '--to', DateTime.fromMillis(endMs + 60_000).toUTC().toISO()!];
 }
 
 function pgvigil(args: string[]) {
@@ -48,9 +36,9 @@ function pgvigil(args: string[]) {
 
 describe('pgvigil report', () => {
   it('names the alert, puts the log events around it on a timeline and summarises the window', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-report-')), 'store.db');
+    const file = tempStore();
     const { startMs, endMs } = await storeWithRepackLostAtSwap(file);
-    const window = ['--db', file, '--from', DateTime.fromMillis(startMs - 60_000).toUTC().toISO()!, '--to', DateTime.fromMillis(endMs + 60_000).toUTC().toISO()!];
+    const window = windowArgs(file, { startMs, endMs });
 
     const text = pgvigil(['report', ...window]);
     expect(text.code).toBe(EXIT.OK);
@@ -65,9 +53,71 @@ describe('pgvigil report', () => {
     const json = JSON.parse(pgvigil(['report', ...window, '--json']).stdout) as { alerts: Array<{ rule: string; state: string }>; summary: { events_by_kind: Record<string, number> } };
     expect(json.alerts).toMatchObject([{ rule: 'repack-lost-at-swap', state: 'firing' }]);
     expect(json.summary.events_by_kind.lock_timeout).toBe(1);
+    expect(JSON.parse(pgvigil(['report', ...window, '--format', 'json']).stdout)).toEqual(json);
+
+    const md = pgvigil(['report', ...window, '--format', 'md']).stdout;
+    expect(md).toMatch(/^- \*\*#1 WARNING repack-lost-at-swap\*\* on `pg19` \(firing\)/m);
+    expect(md).toMatch(/^\| \S+ \| pg19 \| lock_timeout \| .*lock timeout: AccessExclusiveLock on relation .*evidence of #1 \|$/m);
 
     const before = pgvigil(['report', '--db', file, '--from', DateTime.fromMillis(startMs - 7_200_000).toUTC().toISO()!, '--to', DateTime.fromMillis(startMs - 3_600_000).toUTC().toISO()!]);
     expect(before.stdout).toContain('none fired in this window');
+  });
+
+  it('writes one self-contained HTML file whose alert links to its evidence on the timeline and back', async () => {
+    const file = tempStore();
+    const window = windowArgs(file, await storeWithRepackLostAtSwap(file));
+    const out = path.join(path.dirname(file), 'report.html');
+    expect(pgvigil(['report', ...window, '--format', 'html', '-o', out]).code).toBe(EXIT.OK);
+    const html = readFileSync(out, 'utf8');
+
+    // Nothing to fetch: readable offline and attachable to a ticket.
+    expect(html).not.toMatch(/<script|<link|@import|url\(/i);
+    expect(html.replace(/xmlns="http:\/\/www\.w3\.org\/2000\/svg"/g, '')).not.toMatch(/https?:\/\//);
+    const alert = html.slice(html.indexOf('id="alert-1"'), html.indexOf('</div>\n<h2>Charts'));
+    expect(alert).toContain('REPACK (CONCURRENTLY) of repack_swap.accounts threw away');
+    const evidence = [...alert.matchAll(/href="#event-(\d+)"/g)].map((m) => m[1]);
+    expect(evidence).toHaveLength(3);
+    for (const id of evidence) expect(html).toMatch(new RegExp(`<tr id="event-${id}"[^>]*>.*href="#alert-1">evidence of #1</a>`));
+    expect(html).toMatch(/lock timeout: AccessExclusiveLock on relation 16569/);
+    // The logged lock wait is drawn; the sampled charts say why they are empty.
+    expect(html).toMatch(/id="chart-lock_waits"><h3>[^<]*<\/h3><svg /);
+    expect(html).toMatch(/id="chart-xmin_horizon"><h3>[^<]*<\/h3><p class="empty">not sampled<\/p>/);
+  });
+
+  itWithTool('chromium', 'the HTML report renders in Chromium with its charts and no console error', async () => {
+    const file = tempStore();
+    const window = windowArgs(file, await storeWithRepackLostAtSwap(file));
+    const out = path.join(path.dirname(file), 'report.html');
+    expect(pgvigil(['report', ...window, '--format', 'html', '-o', out]).code).toBe(EXIT.OK);
+    const browser = await launchChromium();
+    try {
+      const { page, problems } = await watchedPage(browser);
+      await page.goto(pathToFileURL(out).href);
+      expect(await page.locator('svg.chart path[stroke]').count()).toBeGreaterThan(0);
+      expect(await page.locator('svg.chart rect.alert-period').count()).toBeGreaterThan(0);
+      await page.locator('#alert-1 .evidence a').last().click();
+      const target = page.locator('tr:target');
+      await expect.poll(() => target.count()).toBe(1);
+      expect(await target.textContent()).toContain('lock timeout');
+      await screenshot(page, 'report-html-repack-lost-at-swap');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+
+  it('charts the log alone from a store that `pgvigil analyze --db` wrote over an old log', () => {
+    const file = tempStore();
+    const log = path.join(FIXTURES_DIR, 'pg18-stderr-autovacuum-held-back-by-snapshot', 'autovacuum-held-back-by-snapshot.log');
+    expect(pgvigil(['analyze', '--db', file, log]).code).toBe(EXIT.OK);
+    const html = pgvigil(['report', '--db', file, '--from', '2026-11-30T07:00:00Z', '--to', '2026-11-30T08:00:00Z', '--format', 'html']).stdout;
+    // The recorded run: a snapshot held while 5,000 rows were deleted, then let go.
+    expect(html).toMatch(/autovacuum postgres\.public\.av_held, elapsed [\d.]+ s, 5000 dead not removable, removable cutoff \d+/);
+    const deadRows = html.slice(html.indexOf('id="chart-dead_not_removable"'), html.indexOf('id="chart-removable_cutoff_age"'));
+    expect(deadRows).toMatch(/<svg [^>]*>.*>5k<\/text>.*<path d="M[^"]+" fill="none"/);
+    for (const sampled of ['xmin_horizon', 'replica_lag', 'slot_retained_wal']) {
+      expect(html).toMatch(new RegExp(`id="chart-${sampled}"><h3>[^<]*</h3><p class="empty">not sampled</p>`));
+    }
   });
 
   it('says what is wrong with a bad window or a missing store', () => {

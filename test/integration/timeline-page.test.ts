@@ -1,0 +1,95 @@
+/**
+ * The timeline page in real headless Chromium, over a store holding a real crash: a backend of
+ * PostgreSQL 18 killed with SIGKILL (the recorded log), stored and judged the way the daemon does
+ * it, served by pgvigil's HTTP app behind a bearer token like /api.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { buildHttpApp } from '../../src/http/build-http-app.js';
+import { Metrics } from '../../src/http/metrics.js';
+import { openStore, type Db } from '../../src/store/open-store.js';
+import { StoreQueries } from '../../src/store/queries.js';
+import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
+import { ManualClock } from '../helpers/manual-clock.js';
+import { storeFromRecordedLog } from '../helpers/review-store.js';
+import { describeWithTool } from '../helpers/tools.js';
+
+const TOKEN = 'timeline-page-test-token-0123456789';
+
+describeWithTool('chromium', 'timeline page', () => {
+  let db: Db;
+  let app: FastifyInstance;
+  let url: string;
+
+  beforeAll(async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-page-')), 'store.db');
+    const { endMs } = await storeFromRecordedLog(file, { major: 18, format: 'stderr', scenario: 'backend-killed-crash-restart', target: 'pg18' });
+    db = openStore(file, { readonly: true });
+    // Days after the crash, as when someone reviews it: the page has to find it.
+    const clock = new ManualClock(endMs + 3 * 86_400_000);
+    app = await buildHttpApp({
+      metrics: new Metrics({ clock }), queries: new StoreQueries(db), clock, listenHost: '127.0.0.1', token: TOKEN,
+      readiness: { store: () => ({ writable: true, detail: null }), postgres: () => [], logs: () => [] },
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    db?.close();
+  });
+
+  it('is guarded by the API token like /api', async () => {
+    expect((await fetch(`${url}/`)).status).toBe(401);
+    const page = await fetch(`${url}/`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script src="/ui/uPlot.iife.min.js">');
+  });
+
+  it('shows the crash alert, narrows the timeline by a filter and goes from the alert to its evidence and back', async () => {
+    const browser = await launchChromium();
+    try {
+      const { page, problems } = await watchedPage(browser, { extraHTTPHeaders: { authorization: `Bearer ${TOKEN}` } });
+      await page.goto(`${url}/`);
+      await page.waitForSelector('body[data-ready=true]');
+
+      const alert = page.locator('#alerts li[data-alert-id]');
+      await expect.poll(() => alert.count()).toBe(1);
+      expect(await alert.textContent()).toMatch(/#1 server-crashed on pg18.*client backend pid 25928 was killed by signal 9/);
+      expect(await page.locator('#events-chart canvas').count()).toBeGreaterThan(0);
+      expect(await page.locator('#series-note').textContent()).toContain('not sampled');
+      await screenshot(page, 'timeline-page-crash');
+
+      const rows = page.locator('#events tbody tr');
+      const all = await rows.count();
+      expect(all).toBeGreaterThan(5);
+      await page.selectOption('#filters [name=kind]', 'checkpoint');
+      await expect.poll(() => rows.count()).toBe(2);
+      expect(await page.locator('#events tbody td.kind').allTextContents()).toEqual(['checkpoint', 'checkpoint']);
+      await page.selectOption('#filters [name=kind]', '');
+      await expect.poll(() => rows.count()).toBe(all);
+
+      await alert.click();
+      const evidence = page.locator('#evidence a[data-event-id]');
+      await expect.poll(() => evidence.count()).toBeGreaterThan(0);
+      const eventId = await evidence.first().getAttribute('data-event-id');
+      await evidence.first().click();
+      const row = page.locator(`#ev-${eventId}`);
+      await expect.poll(() => row.getAttribute('class')).toContain('highlight');
+      expect(await row.locator('td.kind').textContent()).toBe('server_crash');
+      await screenshot(page, 'timeline-page-crash-evidence', { fullPage: false });
+
+      // And back: the evidence row names its alert and opens it.
+      await page.locator('#alert-detail').evaluate((panel) => { panel.hidden = true; });
+      await row.locator('a.evidence-of').click();
+      expect(await page.locator('#alert-detail').isVisible()).toBe(true);
+      expect(await page.locator('#alert-detail h2').first().textContent()).toContain('#1 server-crashed');
+      expect(problems).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
