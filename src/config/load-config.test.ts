@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './load-config.js';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../sources/database-pools.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'pgvigil-config-'));
+const dir = suiteTempDir('config');
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);

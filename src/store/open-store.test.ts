@@ -1,11 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { MIGRATIONS } from './migrations.js';
 import { openStore, StoreError } from './open-store.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'pgvigil-open-'));
+const dir = suiteTempDir('open');
 
 function storeError(fn: () => unknown): StoreError {
   try {

@@ -4,11 +4,10 @@
  * built `pgvigil report`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { parseReportTime } from '../../src/cli/report.js';
 import { silentLogger } from '../../src/lib/logger.js';
@@ -48,7 +47,7 @@ function pgvigil(args: string[]) {
 
 describe('pgvigil report', () => {
   it('names the alert, puts the log events around it on a timeline and summarises the window', async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-report-')), 'store.db');
+    const file = path.join(testTempDir('report'), 'store.db');
     const { startMs, endMs } = await storeWithRepackLostAtSwap(file);
     const window = ['--db', file, '--from', DateTime.fromMillis(startMs - 60_000).toUTC().toISO()!, '--to', DateTime.fromMillis(endMs + 60_000).toUTC().toISO()!];
 
