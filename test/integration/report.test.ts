@@ -4,6 +4,7 @@
  * built `pgvigil report`.
  */
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +75,17 @@ describe('pgvigil report', () => {
     const missing = pgvigil(['report', '--db', '/nonexistent/pgvigil.db']);
     expect(missing.code).toBe(EXIT.FAILURE);
     expect(missing.stderr).toContain('/nonexistent/pgvigil.db');
+  });
+
+  it('run where no store is, says there is none at ./pgvigil.db and how to name one, and creates none', () => {
+    const cwd = testTempDir('report-cwd');
+    const { PGVIGIL_DB: _ignored, ...env } = process.env;
+    const result = spawnSync(process.execPath, [path.resolve('bin/pgvigil.js'), 'report', '--from', '2h', '--to', 'now'],
+      { cwd, encoding: 'utf8', timeout: 30_000, env });
+    expect(result.status).toBe(EXIT.FAILURE);
+    expect(result.stderr).toBe(`pgvigil report: ${path.join(cwd, 'pgvigil.db')}: no pgvigil store here. Point at the store that ` +
+      '`pgvigil run` or `npm start` printed when it started, with --db <file> or PGVIGIL_DB.\n');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('reads times as ISO 8601 or durations before now', () => {
