@@ -132,6 +132,24 @@ describe('loadConfig', () => {
     expect(problems[1]).toMatch(/^rules\.thresholds\.server-crashed\.bogus: unknown threshold \(allowed: /);
   });
 
+  it('takes a keyword/value dsn from a flag or a target and hands the driver the URL that means the same', () => {
+    expect(loadConfig({ env: {}, flags: { dsn: 'host=db1 port=5433 user=pgvigil dbname=postgres' } }).targets[0]!.dsn)
+      .toBe('postgresql:///postgres?host=db1&port=5433&user=pgvigil');
+    const path = file('kv-target.yaml', "targets:\n  - name: a\n    dsn: \"host=/var/run/postgresql dbname='app db'\"\n");
+    expect(loadConfig({ file: path, env: {} }).targets[0]!.dsn).toBe('postgresql:///app%20db?host=%2Fvar%2Frun%2Fpostgresql');
+  });
+
+  it('says where a dsn came from and what is wrong with it, never echoing it', () => {
+    expect(problemsOf(() => loadConfig({ env: { PGVIGIL_DSN: 'not-a-url' } }))).toEqual([
+      'dsn: neither a postgresql:// URL nor keyword=value pairs (such as "host=db1 port=5432 user=pgvigil dbname=postgres"): ' +
+        'missing "=" after "not-a-url" (from --dsn, PGVIGIL_DSN or the config file)',
+    ]);
+    const path = file('bad-target-dsn.yaml', 'targets:\n  - name: a\n    dsn: "service=app password=s3cret"\n');
+    expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([
+      `targets.0.dsn: "service" is not supported: node-postgres does not read pg_service.conf: write the service's host, port, user and dbname instead`,
+    ]);
+  });
+
   it('refuses the dsn shorthand together with a targets list, and duplicate target names', () => {
     const path = file('both.yaml', 'dsn: postgres://x\ntargets:\n  - name: a\n  - name: a\n');
     expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([

@@ -1,0 +1,77 @@
+/**
+ * What a new user meets first, against a real PostgreSQL 18: connecting with the keyword/value
+ * string psql and pg_dump accept, and each way the server can turn pgvigil's role away, answered
+ * with the fix for that way (the server's own SQLSTATE and message, not a guess).
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChecks } from '../../src/cli/check.js';
+import type { CheckResult } from '../../src/cli/check-results.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
+import { freePort } from '../helpers/pg-server.js';
+import { suiteTempDir } from '../helpers/temp-dir.js';
+
+// Role by role, what pgvigil meets; `ghost` has trust, so the server can say it does not exist.
+const PG_HBA = [
+  'local all all trust',
+  'host all postgres,ghost,nologin 127.0.0.1/32 trust',
+  'host all with_password 127.0.0.1/32 scram-sha-256',
+  '',
+].join('\n');
+
+describe('first use against PostgreSQL 18', () => {
+  let server: PgServer;
+  const dir = suiteTempDir('first-use');
+
+  beforeAll(async () => {
+    server = await startPrimary({ version: 18, name: 'first-use' });
+    await server.query("CREATE ROLE with_password LOGIN PASSWORD 'right'");
+    await server.query('CREATE ROLE unlisted LOGIN');
+    await server.query('CREATE ROLE nologin');
+    writeFileSync(path.join(server.dataDir, 'pg_hba.conf'), PG_HBA);
+    await server.query('SELECT pg_reload_conf()');
+  });
+  afterAll(() => destroyAllServers());
+
+  async function connectionCheck(dsn: string): Promise<CheckResult> {
+    const config = loadConfig({ env: {}, flags: { dsn, db: path.join(dir, 'pgvigil.db'), listen: `127.0.0.1:${await freePort()}` } });
+    const result = (await runChecks(config)).find((r) => r.aspect === 'default: connection');
+    if (!result) throw new Error('no connection check');
+    return result;
+  }
+
+  it('connects with a libpq keyword/value string', async () => {
+    const result = await connectionCheck(`host=${server.host} port=${server.port} user=postgres dbname=postgres`);
+    expect(result.state).toBe('ok');
+    expect(result.message).toMatch(new RegExp(`^${server.host}:${server.port}/postgres: PostgreSQL 18\\.`));
+  });
+
+  const where = () => `host=${server.host} port=${server.port} dbname=postgres`;
+
+  it('a role that does not exist: how to create it', async () => {
+    const result = await connectionCheck(`${where()} user=ghost`);
+    expect(result.message).toContain('role "ghost" does not exist');
+    expect(result.hint).toBe('the role does not exist: create it as a superuser, CREATE ROLE ghost LOGIN; GRANT pg_monitor TO ghost; ' +
+      '(or connect as an existing role: user= in the dsn, PGUSER).');
+  });
+
+  it('a role without LOGIN: how to allow it', async () => {
+    const result = await connectionCheck(`${where()} user=nologin`);
+    expect(result.hint).toBe('the role exists but may not log in: ALTER ROLE nologin LOGIN;');
+  });
+
+  it('a wrong password: where the password goes', async () => {
+    const result = await connectionCheck(`${where()} user=with_password password=wrong`);
+    expect(result.message).toContain('password authentication failed for user "with_password"');
+    expect(result.hint).toMatch(/^the password for role with_password was refused: set it with password_file, PGPASSWORD, PGPASSFILE or the dsn\./);
+  });
+
+  it('no pg_hba.conf line for the role: the line to add', async () => {
+    const result = await connectionCheck(`${where()} user=unlisted`);
+    expect(result.message).toContain('no pg_hba.conf entry for host "127.0.0.1", user "unlisted", database "postgres"');
+    expect(result.hint).toBe('pg_hba.conf has no line that lets role unlisted in from 127.0.0.1 to database postgres (or a line rejects it): ' +
+      'add one such as "host postgres unlisted 127.0.0.1/32 scram-sha-256" above any reject line, then SELECT pg_reload_conf();');
+  });
+});
