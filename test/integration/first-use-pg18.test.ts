@@ -1,16 +1,23 @@
 /**
  * What a new user meets first, against a real PostgreSQL 18: connecting with the keyword/value
- * string psql and pg_dump accept, and each way the server can turn pgvigil's role away, answered
- * with the fix for that way (the server's own SQLSTATE and message, not a guess).
+ * string psql and pg_dump accept; each way the server can turn pgvigil's role away, answered with
+ * the fix for that way (the server's own SQLSTATE and message, not a guess); and a server whose
+ * log_filename is RHEL's `postgresql-%a.log`, not the default pgvigil would otherwise look for.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runChecks } from '../../src/cli/check.js';
 import type { CheckResult } from '../../src/cli/check-results.js';
 import { loadConfig } from '../../src/config/load-config.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { LogTailer } from '../../src/sources/log-tailer.js';
+import { TargetSources } from '../../src/sources/target-sources.js';
+import { openStore } from '../../src/store/open-store.js';
+import { StoreWriter } from '../../src/store/store-writer.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
-import { freePort } from '../helpers/pg-server.js';
+import { freePort, waitUntil } from '../helpers/pg-server.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 
 // Role by role, what pgvigil meets; `ghost` has trust, so the server can say it does not exist.
@@ -26,7 +33,7 @@ describe('first use against PostgreSQL 18', () => {
   const dir = suiteTempDir('first-use');
 
   beforeAll(async () => {
-    server = await startPrimary({ version: 18, name: 'first-use' });
+    server = await startPrimary({ version: 18, name: 'first-use', settings: { log_filename: 'postgresql-%a.log' } });
     await server.query("CREATE ROLE with_password LOGIN PASSWORD 'right'");
     await server.query('CREATE ROLE unlisted LOGIN');
     await server.query('CREATE ROLE nologin');
@@ -74,4 +81,55 @@ describe('first use against PostgreSQL 18', () => {
     expect(result.hint).toBe('pg_hba.conf has no line that lets role unlisted in from 127.0.0.1 to database postgres (or a line rejects it): ' +
       'add one such as "host postgres unlisted 127.0.0.1/32 scram-sha-256" above any reject line, then SELECT pg_reload_conf();');
   });
+
+  it('without --log, tails the directory and log_filename the server reports, and stores what it logs', async () => {
+    const { logger, messages } = recordingLogger();
+    const config = loadConfig({ env: {}, flags: { dsn: server.dsn(), db: path.join(dir, 'tails.db') } });
+    const db = openStore(config.dbPath);
+    const writer = new StoreWriter(db, systemClock, logger);
+    const sources = new TargetSources(config.targets[0]!, { config, db, writer, clock: systemClock, log: logger });
+    try {
+      await sources.start();
+      expect(messages).toContainEqual(expect.objectContaining({ msg: `no log configured: reading the log directory the server reports, ${server.logDir}` }));
+      expect(sources.tailer).not.toBeNull();
+      await server.query("DO $$ BEGIN RAISE WARNING 'pgvigil first-use marker'; END $$");
+      const stored = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM events WHERE message LIKE '%pgvigil first-use marker%'");
+      await waitUntil(() => {
+        writer.flush();
+        return stored.get()?.n === 1;
+      }, 20_000, 'the WARNING in the store');
+      expect(sources.tailer!.stats().currentFile).toMatch(/\/postgresql-(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\.log$/);
+    } finally {
+      await sources.stop();
+      await writer.stop();
+      db.close();
+    }
+  });
+
+  it('warns, naming the files it saw and the pattern it used, when a directory holds files but none match', async () => {
+    const { logger, messages } = recordingLogger();
+    const tailer = new LogTailer({
+      target: 'default', source: server.logDir, logFilename: null, format: 'stderr', writer: { enqueue: () => undefined, accepting: true },
+      savedOffset: null, clock: systemClock, log: logger, watch: false, pollIntervalMs: 50,
+    });
+    await tailer.start();
+    try {
+      await waitUntil(() => messages.some((m) => m.level === WARN), 10_000, 'the warning');
+    } finally {
+      await tailer.stop();
+    }
+    const day = server.logFiles().map((f) => path.basename(f))[0]!;
+    expect(day).toMatch(/^postgresql-[A-Z][a-z]{2}\.log$/);
+    expect(messages.find((m) => m.level === WARN)?.msg).toBe(`log directory ${server.logDir} holds 1 file (${day}) but none named like ` +
+      "postgresql-%Y-%m-%d_%H%M%S.log: set filename_pattern to the server's log_filename (pgvigil reads it from the server when it can connect); " +
+      'waiting for a matching file');
+  });
 });
+
+const WARN = 40;
+
+function recordingLogger() {
+  const messages: Array<{ level: number; msg: string }> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void messages.push(JSON.parse(line) as { level: number; msg: string }) });
+  return { logger, messages };
+}
