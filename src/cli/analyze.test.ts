@@ -112,4 +112,19 @@ describe('pgvigil analyze', () => {
     expect(stdout).toMatch(/postgres\.public\.bench_churn/);
     expect(stdout).toMatch(/Busiest minutes/);
   });
+
+  it('exits 1 when nothing was understood, saying per file what was tried, its first line and which flags fix it', async () => {
+    const notALog = path.join(dir, 'services');
+    writeFileSync(notALog, '\n# Network services, Internet style\ntcpmux\t\t1/tcp\n');
+    const flagsHint = "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
+      'log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n';
+    const detected = await analyze([notALog]);
+    expect(detected.code).toBe(1);
+    expect(detected.stderr).toBe('pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' +
+      `  ${notALog}: tried format stderr (detected), no log_line_prefix detected; first line: "# Network services, Internet style"\n${flagsHint}`);
+    const given = await analyze([notALog], { format: 'stderr', prefix: '%m [%p] ' });
+    expect(given.code).toBe(1);
+    expect(given.stderr).toContain(`  ${notALog}: tried --format stderr, --prefix "%m [%p] "; first line: "# Network services, Internet style"\n`);
+    expect((await analyze([notALog, FIXTURE])).code).toBe(0);
+  });
 });
