@@ -49,7 +49,8 @@ export function buildCli(setExitCode: (code: number) => void): Command {
     async (flags: ConfigFlags) => {
       const config = await configFrom(flags);
       const [{ runDaemon }, { createLogger }] = await Promise.all([import('./run.js'), import('../lib/logger.js')]);
-      setExitCode(await runDaemon(config, createLogger(config.logLevel)));
+      const terminal = process.stderr.isTTY === true;
+      setExitCode(await runDaemon(config, createLogger(config.logLevel, terminal), { terminal }));
     },
   );
 
