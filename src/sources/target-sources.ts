@@ -22,12 +22,15 @@ export class TargetSources implements Component {
   readonly name: string;
   readonly scheduler: PollScheduler;
   tailer: LogTailer | null = null;
+  /** The configured log, or after start() the directory the server reported when none was configured. */
+  logSource: LogSourceConfig | null;
 
   constructor(
     readonly target: Target,
     private readonly deps: { config: Config; db: Db; writer: StoreWriter; clock: Clock; log: Logger },
   ) {
     this.name = `sources:${target.name}`;
+    this.logSource = target.log;
     const { config, writer, clock, log } = deps;
     this.scheduler = new PollScheduler({
       target: target.name,
@@ -52,6 +55,7 @@ export class TargetSources implements Component {
       return {};
     });
     const logSource = this.target.log ?? logSourceOnThisHost(fromServer, log);
+    this.logSource = logSource;
     if (!logSource) return;
     const settings = resolveLogSettings(logSource, fromServer, namesDirectory(logSource.path));
     log.info({ source: logSource.path, ...settings }, 'reading the server log');

@@ -92,6 +92,7 @@ describe('first use against PostgreSQL 18', () => {
       await sources.start();
       expect(messages).toContainEqual(expect.objectContaining({ msg: `no log configured: reading the log directory the server reports, ${server.logDir}` }));
       expect(sources.tailer).not.toBeNull();
+      expect(sources.logSource?.path).toBe(server.logDir);
       await server.query("DO $$ BEGIN RAISE WARNING 'pgvigil first-use marker'; END $$");
       const stored = db.prepare<[], { n: number }>("SELECT count(*) AS n FROM events WHERE message LIKE '%pgvigil first-use marker%'");
       await waitUntil(() => {
