@@ -78,7 +78,7 @@ describe('pgvigil analyze', () => {
     expect(events[0]!.ts).toBe('2026-11-30T07:13:45.144Z');
     const deadlock = events.find((e) => e.kind === 'deadlock')!;
     expect(deadlock).toMatchObject({ target: 'offline', level: 'ERROR', database: 'postgres', user: 'postgres' });
-    expect(stderr).toMatch(/^pgvigil analyze: 1 file\(s\)/);
+    expect(stderr).toMatch(/^pgvigil analyze: 1 file, /);
   });
 
   it('stores the events with --db', async () => {
@@ -128,3 +128,24 @@ describe('pgvigil analyze', () => {
     expect((await analyze([notALog, FIXTURE])).code).toBe(0);
   });
 });
+
+// The text a person reads, from recorded logs, reviewed as a diff: UPDATE_GOLDEN=1 rewrites them.
+describe('pgvigil analyze text', () => {
+  const LOGS = path.resolve(path.dirname(FIXTURE), '../logs');
+  const GOLDEN_DIR = path.resolve(path.dirname(FIXTURE), '../analyze-text');
+  const cases: Array<[string, string]> = [
+    ['pg18-stderr-analyze-mixed', FIXTURE],
+    ['pg18-stderr-autovacuum-held-back-by-snapshot', path.join(LOGS, 'pg18-stderr-autovacuum-held-back-by-snapshot/autovacuum-held-back-by-snapshot.log')],
+    ['pg18-csvlog-lock-waits-and-lock-timeout', path.join(LOGS, 'pg18-csvlog-lock-waits-and-lock-timeout/lock-waits-and-lock-timeout.csv')],
+  ];
+
+  it.each(cases)('%s reads as its golden file', async (name, log) => {
+    const { code, stdout } = await analyze([log]);
+    expect(code).toBe(0);
+    const text = stdout.replaceAll(log, '<log>');
+    const golden = path.join(GOLDEN_DIR, `${name}.txt`);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, text);
+    expect(text).toBe(readFileSync(golden, 'utf8'));
+  });
+});
+
