@@ -2,8 +2,8 @@
  * The human-readable form of `pgvigil analyze`'s result: short sections, most telling first,
  * empty sections left out. Pure: result in, text out.
  */
-import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats, type TableVacuumStats } from './analyze-summary.js';
-import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table } from './text-format.js';
+import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats } from './analyze-summary.js';
+import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table, type Column } from './text-format.js';
 
 export interface AnalyzeFileReport {
   path: string;
@@ -55,26 +55,11 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
   const kinds = Object.entries(s.events_by_kind).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   pushSection(out, 'Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
 
-  pushSection(out, `Autovacuum (${counted(s.autovacuum.runs, 'run')} on ${counted(s.autovacuum.tables_total, 'table')})`, s.autovacuum.tables.length === 0 ? [] : [
-    ...table<TableVacuumStats>([
-      { header: 'table', align: 'left', cell: (t) => t.table },
-      { header: 'runs', align: 'right', cell: (t) => count(t.runs) },
-      { header: 'total s', align: 'right', cell: (t) => seconds(t.total_elapsed_s) },
-      { header: 'max s', align: 'right', cell: (t) => seconds(t.max_elapsed_s) },
-      { header: 'max dead not removable', align: 'right', cell: (t) => countOrDash(t.max_dead_not_removable) },
-      { header: 'max cutoff age (xids)', align: 'right', cell: (t) => countOrDash(t.max_removable_cutoff_age_xids) },
-    ], s.autovacuum.tables),
-    ...(s.autovacuum.other_tables_runs > 0 ? [`(${counted(s.autovacuum.other_tables_runs, 'run')} on further tables not itemised)`] : []),
+  pushMaintenanceSection(out, 'Autovacuum', s.autovacuum, [
+    { header: 'max dead not removable', align: 'right', cell: (t) => countOrDash(t.max_dead_not_removable) },
+    { header: 'max cutoff age (xids)', align: 'right', cell: (t) => countOrDash(t.max_removable_cutoff_age_xids) },
   ]);
-  pushSection(out, `Autoanalyze (${counted(s.autoanalyze.runs, 'run')} on ${counted(s.autoanalyze.tables_total, 'table')})`, s.autoanalyze.tables.length === 0 ? [] : [
-    ...table<TableAnalyzeStats>([
-      { header: 'table', align: 'left', cell: (t) => t.table },
-      { header: 'runs', align: 'right', cell: (t) => count(t.runs) },
-      { header: 'total s', align: 'right', cell: (t) => seconds(t.total_elapsed_s) },
-      { header: 'max s', align: 'right', cell: (t) => seconds(t.max_elapsed_s) },
-    ], s.autoanalyze.tables),
-    ...(s.autoanalyze.other_tables_runs > 0 ? [`(${counted(s.autoanalyze.other_tables_runs, 'run')} on further tables not itemised)`] : []),
-  ]);
+  pushMaintenanceSection(out, 'Autoanalyze', s.autoanalyze, []);
 
   pushSection(out, `Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
   pushSection(out, `Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
@@ -97,6 +82,22 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
   ], s.busiest_minutes));
 
   return out;
+}
+
+/** Autovacuum or autoanalyze runs per table: the columns both have, then the kind's own. */
+function pushMaintenanceSection<T extends TableAnalyzeStats>(
+  out: string[], title: string, runs: { runs: number; tables: T[]; tables_total: number; other_tables_runs: number }, ownColumns: Array<Column<T>>,
+): void {
+  pushSection(out, `${title} (${counted(runs.runs, 'run')} on ${counted(runs.tables_total, 'table')})`, runs.tables.length === 0 ? [] : [
+    ...table<T>([
+      { header: 'table', align: 'left', cell: (t) => t.table },
+      { header: 'runs', align: 'right', cell: (t) => count(t.runs) },
+      { header: 'total s', align: 'right', cell: (t) => seconds(t.total_elapsed_s) },
+      { header: 'max s', align: 'right', cell: (t) => seconds(t.max_elapsed_s) },
+      ...ownColumns,
+    ], runs.tables),
+    ...(runs.other_tables_runs > 0 ? [`(${counted(runs.other_tables_runs, 'run')} on further tables not itemised)`] : []),
+  ]);
 }
 
 /** A section of the text: a blank line, the title, the rows indented; nothing when it has no rows. */
