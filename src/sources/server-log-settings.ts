@@ -34,7 +34,8 @@ export async function readServerLogSettings(target: Target, timeoutMs = 3_000): 
     await client.connect();
     const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);
     const settings: Record<string, string> = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
-    // Superusers and pg_monitor by default (others need a GRANT EXECUTE); the settings suffice without it.
+    // PG 17+: pg_monitor may call it; before, only superusers (or a GRANT EXECUTE). Without it the
+    // settings above locate the directory as well.
     const current = await client.query<{ file: string | null }>('SELECT pg_current_logfile() AS file').catch(() => null);
     const file = current?.rows[0]?.file;
     if (file) settings[CURRENT_LOGFILE] = file;

@@ -75,6 +75,19 @@ describe('first use against PostgreSQL 18', () => {
     expect(result.hint).toMatch(/^the password for role with_password was refused: set it with password_file, PGPASSWORD, PGPASSFILE or the dsn\./);
   });
 
+  it('takes the password from PGPASSFILE, as libpq does', async () => {
+    const passfile = path.join(dir, 'pgpass');
+    writeFileSync(passfile, `${server.host}:${server.port}:*:with_password:right\n`, { mode: 0o600 });
+    const saved = process.env.PGPASSFILE;
+    process.env.PGPASSFILE = passfile;
+    try {
+      expect((await connectionCheck(`${where()} user=with_password`)).state).toBe('ok');
+    } finally {
+      if (saved === undefined) delete process.env.PGPASSFILE;
+      else process.env.PGPASSFILE = saved;
+    }
+  });
+
   it('no pg_hba.conf line for the role: the line to add', async () => {
     const result = await connectionCheck(`${where()} user=unlisted`);
     expect(result.message).toContain('no pg_hba.conf entry for host "127.0.0.1", user "unlisted", database "postgres"');
