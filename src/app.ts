@@ -56,7 +56,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     descriptions: [...createCollectors().flatMap((c) => c.metrics), ...SCHEDULER_METRICS],
     maxTablesPerTarget: config.collectors.maxTablesPerDatabase,
     sources: {
-      tailers: () => targets.flatMap((t) => (t.tailer && t.target.log ? [tailerStats(t.target.name, t.target.log.path, t.tailer.stats())] : [])),
+      tailers: () => targets.flatMap((t) => (t.tailer && t.logSource ? [tailerStats(t.target.name, t.logSource.path, t.tailer.stats())] : [])),
       collectors: () => targets.flatMap((t) => collectorStatsOf(t.target.name, t.scheduler.stats)),
       writer: () => ({ ...writer.stats, backlogRows: writer.backlogRows }),
       storeSizeBytes: () => existingFilesBytes([db.name, `${db.name}-wal`]),
@@ -127,13 +127,14 @@ function tailerStats(target: string, source: string, stats: ReturnType<NonNullab
 }
 
 function logReadiness(t: TargetSources) {
-  if (!t.target.log) return { target: t.target.name, source: null, reading: null, detail: 'no log configured' };
-  if (!t.tailer) return { target: t.target.name, source: t.target.log.path, reading: null, detail: 'not started yet' };
+  const source = t.logSource;
+  if (!source) return { target: t.target.name, source: null, reading: null, detail: 'no log configured' };
+  if (!t.tailer) return { target: t.target.name, source: source.path, reading: null, detail: 'not started yet' };
   const stats = t.tailer.stats();
   return {
     target: t.target.name,
-    source: t.target.log.path,
+    source: source.path,
     reading: !stats.waitingForSource,
-    detail: stats.waitingForSource ? `waiting for ${t.target.log.path} to appear` : stats.currentFile,
+    detail: stats.waitingForSource ? `waiting for ${source.path} to appear` : stats.currentFile,
   };
 }

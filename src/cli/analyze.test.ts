@@ -78,7 +78,7 @@ describe('pgvigil analyze', () => {
     expect(events[0]!.ts).toBe('2026-11-30T07:13:45.144Z');
     const deadlock = events.find((e) => e.kind === 'deadlock')!;
     expect(deadlock).toMatchObject({ target: 'offline', level: 'ERROR', database: 'postgres', user: 'postgres' });
-    expect(stderr).toMatch(/^pgvigil analyze: 1 file\(s\)/);
+    expect(stderr).toMatch(/^pgvigil analyze: 1 file, /);
   });
 
   it('stores the events with --db', async () => {
@@ -112,4 +112,40 @@ describe('pgvigil analyze', () => {
     expect(stdout).toMatch(/postgres\.public\.bench_churn/);
     expect(stdout).toMatch(/Busiest minutes/);
   });
+
+  it('exits 1 when nothing was understood, saying per file what was tried, its first line and which flags fix it', async () => {
+    const notALog = path.join(dir, 'services');
+    writeFileSync(notALog, '\n# Network services, Internet style\ntcpmux\t\t1/tcp\n');
+    const flagsHint = "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
+      'log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n';
+    const detected = await analyze([notALog]);
+    expect(detected.code).toBe(1);
+    expect(detected.stderr).toBe('pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' +
+      `  ${notALog}: tried format stderr (detected), no log_line_prefix detected; first line: "# Network services, Internet style"\n${flagsHint}`);
+    const given = await analyze([notALog], { format: 'stderr', prefix: '%m [%p] ' });
+    expect(given.code).toBe(1);
+    expect(given.stderr).toContain(`  ${notALog}: tried --format stderr, --prefix "%m [%p] "; first line: "# Network services, Internet style"\n`);
+    expect((await analyze([notALog, FIXTURE])).code).toBe(0);
+  });
 });
+
+// The text a person reads, from recorded logs, reviewed as a diff: UPDATE_GOLDEN=1 rewrites them.
+describe('pgvigil analyze text', () => {
+  const LOGS = path.resolve(path.dirname(FIXTURE), '../logs');
+  const GOLDEN_DIR = path.resolve(path.dirname(FIXTURE), '../analyze-text');
+  const cases: Array<[string, string]> = [
+    ['pg18-stderr-analyze-mixed', FIXTURE],
+    ['pg18-stderr-autovacuum-held-back-by-snapshot', path.join(LOGS, 'pg18-stderr-autovacuum-held-back-by-snapshot/autovacuum-held-back-by-snapshot.log')],
+    ['pg18-csvlog-lock-waits-and-lock-timeout', path.join(LOGS, 'pg18-csvlog-lock-waits-and-lock-timeout/lock-waits-and-lock-timeout.csv')],
+  ];
+
+  it.each(cases)('%s reads as its golden file', async (name, log) => {
+    const { code, stdout } = await analyze([log]);
+    expect(code).toBe(0);
+    const text = stdout.replaceAll(log, '<log>');
+    const golden = path.join(GOLDEN_DIR, `${name}.txt`);
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, text);
+    expect(text).toBe(readFileSync(golden, 'utf8'));
+  });
+});
+

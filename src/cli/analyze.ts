@@ -53,6 +53,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   let totals: PipelineStats | null = null;
   let overLongLines = 0;
   const examples: AnalyzeReport['unparsed_examples'] = [];
+  const firstLines = new Map<string, string>();
 
   let batch: AnyLogEvent[] = [];
   const handle = (events: AnyLogEvent[]): void => {
@@ -79,7 +80,10 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
       const parser = new SourceParser(settings, log);
       parser.openFile(file);
       try {
-        const read = await readLines(file, (line) => handle(parser.push(line)), drain);
+        const read = await readLines(file, (line) => {
+          if (!firstLines.has(file) && line.text.trim() !== '') firstLines.set(file, line.text);
+          handle(parser.push(line));
+        }, drain);
         handle(parser.flush());
         Object.assign(report, { bytes: read.bytes, lines: read.lines });
         overLongLines += read.overLongLines;
@@ -118,7 +122,23 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   const summaryOut = options.events ? io.stderr : io.stdout;
   summaryOut.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report));
   await output.drain();
-  return reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
+  const notALog = report.entries === 0 && report.lines > 0;
+  if (notALog) io.stderr.write(nothingUnderstood(reports, firstLines, options));
+  return notALog || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
+}
+
+/** Lines but not one entry: the wrong file, or a format or prefix pgvigil did not guess. Says what was tried and which flag fixes it. */
+export function nothingUnderstood(files: readonly AnalyzeFileReport[], firstLines: ReadonlyMap<string, string>, options: Pick<AnalyzeOptions, 'format' | 'prefix'>): string {
+  const tried = files.filter((f) => f.lines > 0).map((f) => {
+    const format = !options.format || options.format === 'auto' ? `format ${f.format ?? 'unknown'} (detected)` : `--format ${options.format}`;
+    const prefix = f.format !== 'stderr' ? '' : options.prefix !== undefined ? `, --prefix ${JSON.stringify(options.prefix)}`
+      : f.prefix !== null ? `, log_line_prefix ${JSON.stringify(f.prefix)} (detected)` : ', no log_line_prefix detected';
+    const first = firstLines.get(f.path) ?? '';
+    return `  ${f.path}: tried ${format}${prefix}; first line: ${JSON.stringify(first.length > 120 ? `${first.slice(0, 120)}...` : first)}\n`;
+  });
+  return 'pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' + tried.join('') +
+    "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
+    "log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
 }
 
 /** The snake_case envelope of `--events` (and of stored events' JSON). */

@@ -103,7 +103,7 @@ async function checkTarget(target: Target): Promise<CheckResult[]> {
 function checkLogPath(target: Target): CheckResult {
   const aspect = `${target.name}: log`;
   if (!target.log) {
-    return { aspect, state: 'warn', message: 'no server log configured: only statistics are polled', hint: 'set log (a file or the log_directory) so vacuum, lock and conflict reports are read' };
+    return { aspect, state: 'warn', message: 'no server log configured: only statistics are polled', hint: "set log (a file or the log_directory) so vacuum, lock and conflict reports are read; `pgvigil run` on the database host reads the server's log_directory by itself" };
   }
   const path = target.log.path;
   try {

@@ -25,8 +25,8 @@ interface ConfigFlags {
 function addConfigFlags(command: Command): Command {
   return command
     .option('-c, --config <file>', 'YAML config file (env PGVIGIL_CONFIG)')
-    .option('--dsn <url>', 'libpq URL of the server (env PGVIGIL_DSN; default: PG* variables)')
-    .option('--log <path>', 'server log file or log_directory (env PGVIGIL_LOG)')
+    .option('--dsn <conninfo>', 'the server: a libpq URL or "host=... port=... user=... dbname=..." (env PGVIGIL_DSN; default: PG* variables)')
+    .option('--log <path>', "server log file or log_directory (env PGVIGIL_LOG; default: the server's log_directory, when readable here)")
     .option('--db <file>', 'SQLite store (env PGVIGIL_DB; default ./pgvigil.db)')
     .option('--listen <host:port>', 'HTTP address (env PGVIGIL_LISTEN; default 127.0.0.1:9899)')
     .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']));
@@ -49,7 +49,8 @@ export function buildCli(setExitCode: (code: number) => void): Command {
     async (flags: ConfigFlags) => {
       const config = await configFrom(flags);
       const [{ runDaemon }, { createLogger }] = await Promise.all([import('./run.js'), import('../lib/logger.js')]);
-      setExitCode(await runDaemon(config, createLogger(config.logLevel)));
+      const terminal = process.stderr.isTTY === true;
+      setExitCode(await runDaemon(config, createLogger(config.logLevel, terminal), { terminal }));
     },
   );
 

@@ -11,13 +11,22 @@ import { EXIT } from './exit-codes.js';
 
 const STOP_DEADLINE_MS = 10_000;
 
-export async function runDaemon(config: Config, log: Logger): Promise<number> {
+export interface RunOptions {
+  /** The log goes to a person at a terminal (pretty), not to a log shipper (JSON). */
+  terminal: boolean;
+}
+
+export async function runDaemon(config: Config, log: Logger, { terminal }: RunOptions): Promise<number> {
   let app;
   try {
     app = buildApp(config, { clock: systemClock, log });
     await app.start();
   } catch (err) {
-    log.fatal({ err }, `pgvigil could not start: ${(err as Error).message}`);
+    const message = `pgvigil could not start: ${(err as Error).message}`;
+    // An error with a stable code (a store that cannot open, an address in use) is the operator's
+    // to fix: one line at a terminal. The JSON log keeps the stack, and a bug shows it everywhere.
+    if (terminal && hasStableCode(err)) log.fatal(message);
+    else log.fatal({ err }, message);
     await app?.stop().catch(() => undefined);
     log.flush();
     return EXIT.FAILURE;
@@ -36,4 +45,8 @@ export async function runDaemon(config: Config, log: Logger): Promise<number> {
   log.info({ code }, code === EXIT.OK ? 'stopped' : 'stop did not finish in time; exiting anyway');
   log.flush();
   return code;
+}
+
+function hasStableCode(err: unknown): boolean {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'string';
 }

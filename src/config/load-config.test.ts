@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './load-config.js';
 import { DEFAULT_IDLE_TIMEOUT_MS } from '../sources/database-pools.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'pgvigil-config-'));
+const dir = suiteTempDir('config');
 function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
@@ -130,6 +130,24 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(/^rules\.disabled: unknown rule id "no-such-rule" \(known: repack-holds-vacuum, /);
     expect(problems[1]).toMatch(/^rules\.thresholds\.server-crashed\.bogus: unknown threshold \(allowed: /);
+  });
+
+  it('takes a keyword/value dsn from a flag or a target and hands the driver the URL that means the same', () => {
+    expect(loadConfig({ env: {}, flags: { dsn: 'host=db1 port=5433 user=pgvigil dbname=postgres' } }).targets[0]!.dsn)
+      .toBe('postgresql:///postgres?host=db1&port=5433&user=pgvigil');
+    const path = file('kv-target.yaml', "targets:\n  - name: a\n    dsn: \"host=/var/run/postgresql dbname='app db'\"\n");
+    expect(loadConfig({ file: path, env: {} }).targets[0]!.dsn).toBe('postgresql:///app%20db?host=%2Fvar%2Frun%2Fpostgresql');
+  });
+
+  it('says where a dsn came from and what is wrong with it, never echoing it', () => {
+    expect(problemsOf(() => loadConfig({ env: { PGVIGIL_DSN: 'not-a-url' } }))).toEqual([
+      'dsn: neither a postgresql:// URL nor keyword=value pairs (such as "host=db1 port=5432 user=pgvigil dbname=postgres"): ' +
+        'missing "=" after "not-a-url" (from --dsn, PGVIGIL_DSN or the config file)',
+    ]);
+    const path = file('bad-target-dsn.yaml', 'targets:\n  - name: a\n    dsn: "service=app password=s3cret"\n');
+    expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([
+      `targets.0.dsn: "service" is not supported: node-postgres does not read pg_service.conf: write the service's host, port, user and dbname instead`,
+    ]);
   });
 
   it('refuses the dsn shorthand together with a targets list, and duplicate target names', () => {

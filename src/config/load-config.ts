@@ -8,6 +8,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
 import { ConfigError, type ConfigProblem } from './config-error.js';
+import { conninfoToUrl } from '../lib/conninfo.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
@@ -132,6 +133,15 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     return inline ?? envValue ?? null;
   };
 
+  // The dsn's value is never echoed: it may hold a password.
+  const dsnAsUrl = (path: string, dsn: string | null): string | null => {
+    if (dsn === null) return null;
+    const result = conninfoToUrl(dsn);
+    if (result.ok) return result.url;
+    problems.push({ path, message: path === 'dsn' ? `${result.problem} (from --dsn, PGVIGIL_DSN or the config file)` : result.problem });
+    return null;
+  };
+
   if (raw.targets && (raw.dsn || raw.log)) {
     problems.push({ path: 'targets', message: 'use either the top-level dsn/log shorthand or a targets list, not both' });
   }
@@ -139,7 +149,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     .map((t, i) => ({
       name: t.name,
       cluster: t.cluster,
-      dsn: t.dsn,
+      dsn: dsnAsUrl(raw.targets ? `targets.${i}.dsn` : 'dsn', t.dsn),
       password: secret(`targets.${i}.password`, null, t.password_file),
       log: t.log,
     }));

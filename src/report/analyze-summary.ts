@@ -57,6 +57,9 @@ export interface Ranked {
   count: number;
 }
 
+/** The errors_by_sqlstate key of errors logged without a SQLSTATE (a stderr log_line_prefix without %e). */
+export const NO_SQLSTATE = '(none)';
+
 export interface AnalyzeSummary {
   events: number;
   first_ts: string | null;
@@ -210,7 +213,7 @@ export class AnalyzeSummaryBuilder {
       this.byLevel[event.level] = (this.byLevel[event.level] ?? 0) + 1;
     }
     const error = isErrorLevel(event.level);
-    if (error) this.sqlstates.add(event.sqlstate ?? '(none)');
+    if (error) this.sqlstates.add(event.sqlstate ?? NO_SQLSTATE);
     if (this.firstTsMs === null || event.tsMs < this.firstTsMs) this.firstTsMs = event.tsMs;
     if (this.lastTsMs === null || event.tsMs > this.lastTsMs) this.lastTsMs = event.tsMs;
     this.countMinute(event, error);

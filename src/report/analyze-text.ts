@@ -2,7 +2,8 @@
  * The human-readable form of `pgvigil analyze`'s result: short sections, most telling first,
  * empty sections left out. Pure: result in, text out.
  */
-import type { AnalyzeSummary, Ranked } from './analyze-summary.js';
+import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats } from './analyze-summary.js';
+import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table, type Column } from './text-format.js';
 
 export interface AnalyzeFileReport {
   path: string;
@@ -30,10 +31,10 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
   const s = report.summary;
   const out: string[] = [];
 
-  out.push(`pgvigil analyze: ${report.files.length} file(s), ${count(report.lines)} lines, ${count(report.entries)} entries, ${count(s.events)} events`);
+  out.push(`pgvigil analyze: ${counted(report.files.length, 'file')}, ${counted(report.lines, 'line')}, ${counted(report.entries, 'entry', 'entries')}, ${counted(s.events, 'event')}`);
   if (s.first_ts) out.push(`from ${s.first_ts} to ${s.last_ts}`);
   for (const f of report.files) {
-    const what = f.error ? `ERROR: ${f.error}` : `${f.format ?? '?'}${f.prefix ? ` prefix '${f.prefix}'` : ''}, ${mb(f.bytes)}, ${count(f.lines)} lines`;
+    const what = f.error ? `ERROR: ${f.error}` : `${f.format ?? '?'}${f.prefix ? ` prefix '${f.prefix}'` : ''}, ${mb(f.bytes)}, ${counted(f.lines, 'line')}`;
     out.push(`  ${f.path}: ${what}`);
   }
 
@@ -51,35 +52,52 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
 /** The summary's sections as text lines (each section: a blank line, a title, indented rows). */
 export function renderSummarySections(s: AnalyzeSummary): string[] {
   const out: string[] = [];
-  const tableWidth = Math.max(40, ...s.autovacuum.tables.map((t) => t.table.length), ...s.autoanalyze.tables.map((t) => t.table.length));
   const kinds = Object.entries(s.events_by_kind).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
   pushSection(out, 'Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
 
-  pushSection(out, `Autovacuum (${count(s.autovacuum.runs)} runs on ${count(s.autovacuum.tables_total)} tables)`, s.autovacuum.tables.length === 0 ? [] : [
-    `${pad('table', tableWidth)} ${lpad('runs', 6)} ${lpad('total s', 10)} ${lpad('max s', 9)} ${lpad('max dead not removable', 22)} ${lpad('max cutoff age', 14)}`,
-    ...s.autovacuum.tables.map((t) =>
-      `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} ${lpad(t.total_elapsed_s.toFixed(2), 10)} ${lpad(num(t.max_elapsed_s), 9)} ${lpad(num(t.max_dead_not_removable), 22)} ${lpad(num(t.max_removable_cutoff_age_xids), 14)}`),
-    ...(s.autovacuum.other_tables_runs > 0 ? [`(${count(s.autovacuum.other_tables_runs)} runs on further tables not itemised)`] : []),
+  pushMaintenanceSection(out, 'Autovacuum', s.autovacuum, [
+    { header: 'max dead not removable', align: 'right', cell: (t) => countOrDash(t.max_dead_not_removable) },
+    { header: 'max cutoff age (xids)', align: 'right', cell: (t) => countOrDash(t.max_removable_cutoff_age_xids) },
   ]);
-  pushSection(out, `Autoanalyze (${count(s.autoanalyze.runs)} runs on ${count(s.autoanalyze.tables_total)} tables)`, s.autoanalyze.tables.map((t) =>
-    `${pad(t.table, tableWidth)} ${lpad(count(t.runs), 6)} runs, ${t.total_elapsed_s.toFixed(2)} s total, max ${num(t.max_elapsed_s)} s`));
+  pushMaintenanceSection(out, 'Autoanalyze', s.autoanalyze, []);
 
   pushSection(out, `Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
   pushSection(out, `Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
-  pushSection(out, `Lock waits logged (${count(s.lock_waits.total)}, longest ${num(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
+  pushSection(out, `Lock waits logged (${count(s.lock_waits.total)}, longest ${milliseconds(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
   const incidents = [
     s.deadlocks > 0 ? `deadlocks: ${count(s.deadlocks)}` : '',
     s.server_crashes > 0 ? `server process crashes: ${count(s.server_crashes)}` : '',
-    s.checkpoints.completed > 0 ? `checkpoints: ${count(s.checkpoints.completed)}, longest ${num(s.checkpoints.max_total_s)} s` : '',
+    s.checkpoints.completed > 0 ? `checkpoints: ${count(s.checkpoints.completed)}, longest ${seconds(s.checkpoints.max_total_s)} s` : '',
     s.checkpoints.too_frequent > 0 ? `checkpoints too frequent: ${count(s.checkpoints.too_frequent)}` : '',
     s.temp_files.count > 0 ? `temporary files: ${count(s.temp_files.count)}, ${mb(s.temp_files.total_bytes)} total, largest ${mb(s.temp_files.max_bytes ?? 0)}` : '',
   ].filter(Boolean);
   pushSection(out, 'Other incidents', incidents);
-  pushSection(out, 'Errors by SQLSTATE', ranked(s.errors_by_sqlstate));
-  pushSection(out, 'Busiest minutes', s.busiest_minutes.map((m) =>
-    `${m.minute}  ${lpad(count(m.events), 9)} events, ${count(m.notable)} notable, ${count(m.errors)} errors`));
+  pushSection(out, 'Errors by SQLSTATE', ranked(s.errors_by_sqlstate.map((r) =>
+    (r.key === NO_SQLSTATE ? { ...r, key: 'SQLSTATE not logged (add %e to log_line_prefix)' } : r))));
+  pushSection(out, 'Busiest minutes', s.busiest_minutes.length === 0 ? [] : table<MinuteStats>([
+    { header: 'minute', align: 'left', cell: (m) => m.minute },
+    { header: 'events', align: 'right', cell: (m) => count(m.events) },
+    { header: 'notable', align: 'right', cell: (m) => count(m.notable) },
+    { header: 'errors', align: 'right', cell: (m) => count(m.errors) },
+  ], s.busiest_minutes));
 
   return out;
+}
+
+/** Autovacuum or autoanalyze runs per table: the columns both have, then the kind's own. */
+function pushMaintenanceSection<T extends TableAnalyzeStats>(
+  out: string[], title: string, runs: { runs: number; tables: T[]; tables_total: number; other_tables_runs: number }, ownColumns: Array<Column<T>>,
+): void {
+  pushSection(out, `${title} (${counted(runs.runs, 'run')} on ${counted(runs.tables_total, 'table')})`, runs.tables.length === 0 ? [] : [
+    ...table<T>([
+      { header: 'table', align: 'left', cell: (t) => t.table },
+      { header: 'runs', align: 'right', cell: (t) => count(t.runs) },
+      { header: 'total s', align: 'right', cell: (t) => seconds(t.total_elapsed_s) },
+      { header: 'max s', align: 'right', cell: (t) => seconds(t.max_elapsed_s) },
+      ...ownColumns,
+    ], runs.tables),
+    ...(runs.other_tables_runs > 0 ? [`(${counted(runs.other_tables_runs, 'run')} on further tables not itemised)`] : []),
+  ]);
 }
 
 /** A section of the text: a blank line, the title, the rows indented; nothing when it has no rows. */
@@ -89,24 +107,4 @@ function pushSection(out: string[], title: string, rows: string[]): void {
 
 function ranked(rows: Ranked[]): string[] {
   return rows.map((r) => `${pad(r.key, 60)} ${lpad(count(r.count), 8)}`);
-}
-
-function count(n: number): string {
-  return n.toLocaleString('en-US');
-}
-
-function num(n: number | null): string {
-  return n === null ? '-' : Number.isInteger(n) ? count(n) : n.toFixed(2);
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function pad(text: string, width: number): string {
-  return text.length >= width ? text : text + ' '.repeat(width - text.length);
-}
-
-function lpad(text: string, width: number): string {
-  return text.length >= width ? text : ' '.repeat(width - text.length) + text;
 }

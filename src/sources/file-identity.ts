@@ -3,7 +3,7 @@
  * Identity (`dev:ino`) is what tailer_offsets.file_id stores: a renamed file keeps it, a file
  * deleted and created again under the same name gets a new one.
  */
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, statSync } from 'node:fs';
 
 export interface FileState {
   /** `dev:ino`, exact (bigint stat: 64-bit inode numbers do not fit a double). */
@@ -40,5 +40,15 @@ export async function listDirectory(directory: string): Promise<string[] | null>
   } catch (err) {
     if (isMissing(err)) return null;
     throw err;
+  }
+}
+
+/** True when a configured log source is a directory: it ends in `/`, or is one now. */
+export function namesDirectory(source: string): boolean {
+  if (source.endsWith('/')) return true;
+  try {
+    return statSync(source).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -12,7 +12,7 @@
  * re-stats and reads to EOF, so a missed event only costs latency.
  */
 import { watch, type FSWatcher } from 'chokidar';
-import { promises as fsp, statSync } from 'node:fs';
+import { promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
@@ -20,13 +20,15 @@ import type { AnyLogEvent, Clock, Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { LogFormat } from '../parsers/framer.js';
 import type { WriteBatch } from '../store/store-writer.js';
-import { identityOf, listDirectory, statFile } from './file-identity.js';
+import { identityOf, listDirectory, namesDirectory, statFile } from './file-identity.js';
 import { LineSplitter } from './line-reader.js';
 import { DEFAULT_LOG_FILENAME, compareWriteOrder, fileNameForFormat, listLogFiles, namesSortByTime, patternToRegExp, type LogFile } from './log-file-set.js';
 import { decideResume, type SavedOffset, type StartAt } from './resume-position.js';
 import { SourceParser, type ParserSettings } from './source-parser.js';
 
 export const TAIL_CHUNK_BYTES = 64 * 1024;
+/** How many of a directory's non-matching file names a warning lists. */
+const NAMES_SHOWN = 5;
 
 /** The part of StoreWriter the tailer uses. */
 export interface TailerWriter {
@@ -136,10 +138,9 @@ export class LogTailer implements Component {
     };
     this.name = `log-tailer:${options.target}`;
     this.saved = options.savedOffset;
-    this.directoryMode = (options.logFilename !== undefined && options.logFilename !== null)
-      || options.source.endsWith('/') || isDirectory(options.source);
+    this.directoryMode = (options.logFilename !== undefined && options.logFilename !== null) || namesDirectory(options.source);
     this.parser = new SourceParser(options, options.log);
-    this.pattern = this.directoryMode ? this.filePattern() : null;
+    this.pattern = this.directoryMode ? patternToRegExp(this.fileNamePattern()) : null;
   }
 
   async start(): Promise<void> {
@@ -232,9 +233,7 @@ export class LogTailer implements Component {
     if (files === null || files.length === 0) {
       if (this.waitingSince === null) {
         this.waitingSince = this.o.clock.nowMs();
-        this.o.log.info({ source: this.o.source }, this.directoryMode
-          ? `log directory ${this.o.source} does not exist or holds no ${this.o.logFilename || DEFAULT_LOG_FILENAME} files yet; waiting for it`
-          : `log file ${this.o.source} does not exist yet; waiting for it`);
+        await this.sayWhySourceIsEmpty(files);
       }
       return false;
     }
@@ -371,6 +370,25 @@ export class LogTailer implements Component {
     await current?.handle.close().catch(() => undefined);
   }
 
+  /** A directory with files, none of them matching, is a wrong log_filename rather than a server yet to write. */
+  private async sayWhySourceIsEmpty(files: LogFile[] | null): Promise<void> {
+    if (!this.directoryMode) {
+      this.o.log.info({ source: this.o.source }, `log file ${this.o.source} does not exist yet; waiting for it`);
+      return;
+    }
+    const pattern = this.fileNamePattern();
+    const names = files === null ? [] : (await listDirectory(this.o.source)) ?? [];
+    if (names.length === 0) {
+      this.o.log.info({ source: this.o.source, pattern }, `log directory ${this.o.source} does not exist or holds no ${pattern} files yet; waiting for it`);
+      return;
+    }
+    const shown = names.sort().slice(0, NAMES_SHOWN);
+    const more = names.length > shown.length ? ` and ${names.length - shown.length} more` : '';
+    this.o.log.warn({ source: this.o.source, pattern, names: shown }, `log directory ${this.o.source} holds ${names.length} ` +
+      `file${names.length === 1 ? '' : 's'} (${shown.join(', ')}${more}) but none named like ${pattern}: set filename_pattern to the ` +
+      "server's log_filename (pgvigil reads it from the server when it can connect); waiting for a matching file");
+  }
+
   private async sourceFiles(): Promise<LogFile[] | null> {
     if (this.directoryMode) return listLogFiles(this.o.source, this.pattern!);
     const state = await statFile(this.o.source);
@@ -389,18 +407,9 @@ export class LogTailer implements Component {
     return null;
   }
 
-  private filePattern(): RegExp {
-    const logFilename = this.o.logFilename || DEFAULT_LOG_FILENAME;
-    const format = this.o.format === 'auto' ? 'stderr' : this.o.format;
-    return patternToRegExp(fileNameForFormat(logFilename, format));
-  }
-}
-
-function isDirectory(source: string): boolean {
-  try {
-    return statSync(source).isDirectory();
-  } catch {
-    return false;
+  /** log_filename as the server names files of this format. */
+  private fileNamePattern(): string {
+    return fileNameForFormat(this.o.logFilename || DEFAULT_LOG_FILENAME, this.o.format === 'auto' ? 'stderr' : this.o.format);
   }
 }
 

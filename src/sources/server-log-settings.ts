@@ -1,8 +1,10 @@
 /**
- * How the server writes its log, read from pg_settings when the target is reachable at start-up,
- * so an operator never has to copy log_line_prefix into pgvigil's config. Settings given in the
- * config win; when the server cannot be asked, the tailer auto-detects the format and prefix.
+ * How and where the server writes its log, read from pg_settings when the target is reachable at
+ * start-up, so an operator never has to copy log_line_prefix or log_filename into pgvigil's config,
+ * and on the database host may leave the log out altogether. Settings given in the config win;
+ * when the server cannot be asked, the tailer auto-detects the format and prefix.
  */
+import path from 'node:path';
 import pg from 'pg';
 import type { Target } from '../config/load-config.js';
 import type { LogSourceConfig } from '../config/schema.js';
@@ -13,21 +15,50 @@ export interface LogSettings {
   format: LogFormat | 'auto';
   prefix: string | null;
   timezone: string | null;
+  /** log_filename for a log directory (config, else the server's); null for a single file. */
+  logFilename: string | null;
   /** Where the settings came from, for the start-up log line. */
   origin: 'config' | 'server' | 'auto-detect';
 }
 
-const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_line_prefix', 'log_timezone', 'log_destination')`;
+// data_directory needs pg_read_all_settings (in pg_monitor); without it the row is simply absent.
+const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_line_prefix', 'log_timezone', 'log_destination',
+  'logging_collector', 'log_directory', 'log_filename', 'data_directory')`;
+
+/** The pseudo-setting under which the file the collector writes now (pg_current_logfile()) is kept. */
+export const CURRENT_LOGFILE = 'pg_current_logfile';
 
 export async function readServerLogSettings(target: Target, timeoutMs = 3_000): Promise<Record<string, string>> {
   const client = new pg.Client({ ...clientConfigFor(target), connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs });
   try {
     await client.connect();
     const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);
-    return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    const settings: Record<string, string> = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    // PG 17+: pg_monitor may call it; before, only superusers (or a GRANT EXECUTE). Without it the
+    // settings above locate the directory as well.
+    const current = await client.query<{ file: string | null }>('SELECT pg_current_logfile() AS file').catch(() => null);
+    const file = current?.rows[0]?.file;
+    if (file) settings[CURRENT_LOGFILE] = file;
+    return settings;
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * The log directory the server's logging collector writes to, as an absolute path, or null when
+ * the server does not say (no collector: stderr goes wherever the service manager sends it).
+ * Pure; whether the directory is on this host is for the caller to find out.
+ */
+export function serverLogDirectory(server: Readonly<Record<string, string>>): string | null {
+  if (server.logging_collector !== 'on') return null;
+  const dataDirectory = server.data_directory;
+  const current = server[CURRENT_LOGFILE];
+  // Both are relative to the data directory unless absolute.
+  const located = (file: string): string | null =>
+    path.isAbsolute(file) ? file : dataDirectory ? path.resolve(dataDirectory, file) : null;
+  if (current) return located(path.dirname(current));
+  return server.log_directory ? located(server.log_directory) : null;
 }
 
 /**
@@ -35,7 +66,7 @@ export async function readServerLogSettings(target: Target, timeoutMs = 3_000): 
  * asked). Pure. The format follows the file when the config says auto and the file name tells
  * (.csv, .json); otherwise the server's first destination.
  */
-export function resolveLogSettings(log: LogSourceConfig, server: Readonly<Record<string, string>>): LogSettings {
+export function resolveLogSettings(log: LogSourceConfig, server: Readonly<Record<string, string>>, sourceIsDirectory: boolean): LogSettings {
   const fromServer = Object.keys(server).length > 0;
   let format: LogSettings['format'] = log.format;
   if (format === 'auto') {
@@ -49,6 +80,8 @@ export function resolveLogSettings(log: LogSourceConfig, server: Readonly<Record
   }
   const prefix = log.prefix ?? (format === 'stderr' ? server.log_line_prefix ?? null : null);
   const timezone = log.timezone ?? server.log_timezone ?? null;
+  // A log_filename makes the tailer read a directory: the server's applies only to one.
+  const logFilename = log.filename_pattern ?? (sourceIsDirectory ? server.log_filename ?? null : null);
   const origin = log.prefix !== null || log.format !== 'auto' ? 'config' : fromServer ? 'server' : 'auto-detect';
-  return { format, prefix, timezone, origin };
+  return { format, prefix, timezone, logFilename, origin };
 }

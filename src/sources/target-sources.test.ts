@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { loadConfig } from '../config/load-config.js';
 import { silentLogger } from '../lib/logger.js';
@@ -14,7 +14,7 @@ import { TargetSources } from './target-sources.js';
 // when asked for a client. The scheduler keeps its options and pools private, with no pure
 // wiring function in between, so the test looks inside through index access.
 describe('TargetSources', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'pgvigil-target-sources-'));
+  const dir = suiteTempDir('target-sources');
   const opened: Array<{ db: Db; pool: pg.Pool }> = [];
   afterEach(async () => {
     for (const { db, pool } of opened.splice(0)) {

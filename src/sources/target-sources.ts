@@ -1,9 +1,12 @@
 /**
- * The sources of one target: its poll scheduler and, when a log is configured, its log tailer.
- * The tailer learns how the server writes its log (log_line_prefix, log_timezone,
- * log_destination) from pg_settings at start-up when it can, so it is built in start().
+ * The sources of one target: its poll scheduler and, when a log is configured or the server names
+ * a log directory pgvigil can read, its log tailer. The tailer learns how and where the server
+ * writes its log (log_line_prefix, log_timezone, log_destination, log_filename, log_directory)
+ * from pg_settings at start-up when it can, so it is built in start().
  */
+import { accessSync, constants } from 'node:fs';
 import type { Config, Target } from '../config/load-config.js';
+import { logSourceSchema, type LogSourceConfig } from '../config/schema.js';
 import { createCollectors } from '../collectors/index.js';
 import type { Clock, Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -12,18 +15,22 @@ import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import { LogTailer, notableOrProblem, readSavedOffset } from './log-tailer.js';
 import { PollScheduler } from './poll-scheduler.js';
-import { readServerLogSettings, resolveLogSettings } from './server-log-settings.js';
+import { namesDirectory } from './file-identity.js';
+import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
 
 export class TargetSources implements Component {
   readonly name: string;
   readonly scheduler: PollScheduler;
   tailer: LogTailer | null = null;
+  /** The configured log, or after start() the directory the server reported when none was configured. */
+  logSource: LogSourceConfig | null;
 
   constructor(
     readonly target: Target,
     private readonly deps: { config: Config; db: Db; writer: StoreWriter; clock: Clock; log: Logger },
   ) {
     this.name = `sources:${target.name}`;
+    this.logSource = target.log;
     const { config, writer, clock, log } = deps;
     this.scheduler = new PollScheduler({
       target: target.name,
@@ -40,19 +47,22 @@ export class TargetSources implements Component {
 
   async start(): Promise<void> {
     await this.scheduler.start();
-    const logSource = this.target.log;
-    if (!logSource) return;
     const log = this.deps.log.child({ component: 'tailer', target: this.target.name });
     const fromServer = await readServerLogSettings(this.target).catch((err: Error) => {
-      log.info({ err: err.message }, 'could not read the log settings from the server; detecting the format from the file');
+      log.info({ err: err.message }, this.target.log
+        ? 'could not read the log settings from the server; detecting the format from the file'
+        : 'could not ask the server where it logs, and no log is configured: only statistics are polled');
       return {};
     });
-    const settings = resolveLogSettings(logSource, fromServer);
+    const logSource = this.target.log ?? logSourceOnThisHost(fromServer, log);
+    this.logSource = logSource;
+    if (!logSource) return;
+    const settings = resolveLogSettings(logSource, fromServer, namesDirectory(logSource.path));
     log.info({ source: logSource.path, ...settings }, 'reading the server log');
     this.tailer = new LogTailer({
       target: this.target.name,
       source: logSource.path,
-      logFilename: logSource.filename_pattern,
+      logFilename: settings.logFilename,
       format: settings.format,
       ...(settings.prefix !== null ? { prefix: settings.prefix } : {}),
       ...(settings.timezone !== null ? { timezone: settings.timezone } : {}),
@@ -71,4 +81,27 @@ export class TargetSources implements Component {
     await this.tailer?.stop();
     await this.scheduler.stop();
   }
+}
+
+/**
+ * With no log configured, the directory the server says it logs to, when pgvigil can read it here
+ * (pgvigil runs on the database host). Elsewhere, or without a logging collector, says why not.
+ */
+function logSourceOnThisHost(server: Readonly<Record<string, string>>, log: Logger): LogSourceConfig | null {
+  if (Object.keys(server).length === 0) return null;
+  const directory = serverLogDirectory(server);
+  if (directory === null) {
+    log.info({ logging_collector: server.logging_collector ?? null }, 'no log configured and the server has no logging collector ' +
+      'to say where it logs: only statistics are polled; set --log to the file stderr goes to');
+    return null;
+  }
+  try {
+    accessSync(directory, constants.R_OK | constants.X_OK);
+  } catch (err) {
+    log.info({ directory, err: (err as Error).message }, `no log configured; the server logs to ${directory}, which pgvigil cannot read ` +
+      'here (another host, or permissions): only statistics are polled; set --log, or give pgvigil read access');
+    return null;
+  }
+  log.info({ directory }, `no log configured: reading the log directory the server reports, ${directory}`);
+  return logSourceSchema.parse({ path: directory });
 }

@@ -1,12 +1,12 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { MIGRATIONS } from './migrations.js';
 import { openStore, StoreError } from './open-store.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'pgvigil-open-'));
+const dir = suiteTempDir('open');
 
 function storeError(fn: () => unknown): StoreError {
   try {
@@ -56,5 +56,14 @@ describe('openStore', () => {
     const err = storeError(() => openStore(file));
     expect(err.code).toBe('STORE_OPEN');
     expect(err.message).toContain(file);
+  });
+
+  it('read-only: names the path it looked at and how to point at a store, and creates nothing', () => {
+    const file = join(dir, 'absent', 'pgvigil.db');
+    const err = storeError(() => openStore(file, { readonly: true }));
+    expect(err.code).toBe('STORE_MISSING');
+    expect(err.message).toBe(`${file}: no pgvigil store here. Point at the store that ` +
+      '`pgvigil run` or `npm start` printed when it started, with --db <file> or PGVIGIL_DB.');
+    expect(existsSync(join(dir, 'absent'))).toBe(false);
   });
 });

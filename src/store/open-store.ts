@@ -3,7 +3,7 @@
  * Owns: the connection settings (WAL, synchronous) and migrations. Never: business queries.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 
@@ -11,7 +11,7 @@ export type Db = Database.Database;
 
 export class StoreError extends Error {
   constructor(
-    readonly code: 'STORE_OPEN' | 'STORE_CORRUPT' | 'STORE_WRITE' | 'STORE_NEWER',
+    readonly code: 'STORE_MISSING' | 'STORE_OPEN' | 'STORE_CORRUPT' | 'STORE_WRITE' | 'STORE_NEWER',
     readonly file: string,
     message: string,
     options?: { cause?: unknown },
@@ -27,6 +27,12 @@ export interface OpenStoreOptions {
 
 export function openStore(file: string, options: OpenStoreOptions = {}): Db {
   const path = file === ':memory:' ? file : resolve(file);
+  // A reader (report, /api) that finds no file has the wrong path, not a permission problem, and
+  // must not leave an empty store behind that would hide the mistake next time.
+  if (options.readonly && path !== ':memory:' && !existsSync(path)) {
+    throw new StoreError('STORE_MISSING', path, 'no pgvigil store here. Point at the store that `pgvigil run` or `npm start` printed when it started, ' +
+      'with --db <file> or PGVIGIL_DB.');
+  }
   let db: Db;
   try {
     if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });

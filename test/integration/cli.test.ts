@@ -3,13 +3,13 @@
  * `npm test` builds dist/ first.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { suiteTempDir } from '../helpers/temp-dir.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'pgvigil-cli-'));
+const dir = suiteTempDir('cli');
 
 function pgvigil(args: string[], env: NodeJS.ProcessEnv = {}) {
   const result = spawnSync(process.execPath, ['bin/pgvigil.js', ...args], {

@@ -3,10 +3,9 @@
  * against a server that is not there.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { openStore } from '../../src/store/open-store.js';
 import { destroyAllServers, startPrimary } from '../helpers/pg-harness.js';
 import { freePort, waitUntil } from '../helpers/pg-server.js';
@@ -44,7 +43,7 @@ afterAll(() => destroyAllServers());
 describe('pgvigil run', () => {
   it('connects to a real server, reads its log, serves metrics and exits 0 after flushing on SIGTERM', async () => {
     const server = await startPrimary({ version: 18, name: 'daemon', settings: { log_checkpoints: true } });
-    const db = join(mkdtempSync(join(tmpdir(), 'pgvigil-daemon-')), 'pgvigil.db');
+    const db = join(testTempDir('daemon'), 'pgvigil.db');
     const daemon = await startDaemon(['--dsn', server.dsn(), '--log', server.logDir, '--db', db]);
     try {
       await waitUntil(() => loggedMessage(daemon, /^connected to default \(PostgreSQL 18\.\d+, primary\)$/) !== undefined, 20_000, 'the connected log line');
@@ -83,7 +82,7 @@ describe('pgvigil run', () => {
   });
 
   it('keeps retrying an unreachable server with backoff, says so with a hint, and still exits 0 on SIGTERM', async () => {
-    const db = join(mkdtempSync(join(tmpdir(), 'pgvigil-daemon-')), 'pgvigil.db');
+    const db = join(testTempDir('daemon'), 'pgvigil.db');
     const daemon = await startDaemon(['--dsn', `postgres://nobody@127.0.0.1:${await freePort()}/postgres`, '--db', db]);
     try {
       await waitUntil(() => loggedMessage(daemon, /^cannot connect; retrying with backoff$/) !== undefined, 20_000, 'the retry log line');

@@ -8,8 +8,7 @@
  * and draws the sampled series.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
@@ -20,6 +19,7 @@ import { Metrics } from '../../src/http/metrics.js';
 import { openStore } from '../../src/store/open-store.js';
 import { StoreQueries } from '../../src/store/queries.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
+import { suiteTempDir } from '../helpers/temp-dir.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
 import { itWithTool } from '../helpers/tools.js';
@@ -31,6 +31,7 @@ const WARN_AGE_XIDS = 1_000;
 const WAIT_MS = 30_000;
 
 describe('historical review of a held xmin horizon on a live PostgreSQL 18', () => {
+  const dir = suiteTempDir('report-live');
   let server: PgServer;
   let storeFile: string;
   let holderPid = 0;
@@ -45,7 +46,7 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
     await server.query('CREATE TABLE orders (id int PRIMARY KEY, note text) WITH (autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0)');
     await server.query('INSERT INTO orders SELECT g, md5(g::text) FROM generate_series(1, 5000) g');
 
-    storeFile = path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-report-live-')), 'store.db');
+    storeFile = path.join(dir, 'store.db');
     const db = openStore(storeFile);
     const components = liveDaemonComponents(server, db, { target: TARGET, thresholds: { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } } });
     for (const c of components) await c.start();

@@ -4,12 +4,12 @@
  * built `pgvigil report`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { parseReportTime } from '../../src/cli/report.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
@@ -21,8 +21,9 @@ function storeWithRepackLostAtSwap(file: string): Promise<{ startMs: number; end
   return storeFromRecordedLog(file, { major: 19, format: 'stderr', scenario: 'repack-lock-timeout-at-swap', target: 'pg19' });
 }
 
+/** Inside a test: removed when it ends. */
 function tempStore(): string {
-  return path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-report-')), 'store.db');
+  return path.join(testTempDir('report'), 'store.db');
 }
 
 function windowArgs(file: string, { startMs, endMs }: { startMs: number; endMs: number }): string[] {
@@ -125,6 +126,17 @@ describe('pgvigil report', () => {
     const missing = pgvigil(['report', '--db', '/nonexistent/pgvigil.db']);
     expect(missing.code).toBe(EXIT.FAILURE);
     expect(missing.stderr).toContain('/nonexistent/pgvigil.db');
+  });
+
+  it('run where no store is, says there is none at ./pgvigil.db and how to name one, and creates none', () => {
+    const cwd = testTempDir('report-cwd');
+    const { PGVIGIL_DB: _ignored, ...env } = process.env;
+    const result = spawnSync(process.execPath, [path.resolve('bin/pgvigil.js'), 'report', '--from', '2h', '--to', 'now'],
+      { cwd, encoding: 'utf8', timeout: 30_000, env });
+    expect(result.status).toBe(EXIT.FAILURE);
+    expect(result.stderr).toBe(`pgvigil report: ${path.join(cwd, 'pgvigil.db')}: no pgvigil store here. Point at the store that ` +
+      '`pgvigil run` or `npm start` printed when it started, with --db <file> or PGVIGIL_DB.\n');
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('reads times as ISO 8601 or durations before now', () => {

@@ -4,16 +4,15 @@
  * the events exactly (or a restart would skip or repeat log lines).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { testTempDir } from '../helpers/temp-dir.js';
 import { openStore } from '../../src/store/open-store.js';
 
 const BATCH_ROWS = 2000;
 
 it('SIGKILL in the middle of write batches loses no committed batch and leaves a store that opens cleanly', async () => {
-  const file = join(mkdtempSync(join(tmpdir(), 'pgvigil-crash-')), 'store.db');
+  const file = join(testTempDir('crash'), 'store.db');
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/store-writer-child.ts', file, String(BATCH_ROWS)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

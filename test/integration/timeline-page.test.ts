@@ -3,8 +3,6 @@
  * PostgreSQL 18 killed with SIGKILL (the recorded log), stored and judged the way the daemon does
  * it, served by pgvigil's HTTP app behind a bearer token like /api.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -14,6 +12,7 @@ import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreQueries } from '../../src/store/queries.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { ManualClock } from '../helpers/manual-clock.js';
+import { suiteTempDir } from '../helpers/temp-dir.js';
 import { storeFromRecordedLog } from '../helpers/review-store.js';
 import { describeWithTool } from '../helpers/tools.js';
 
@@ -23,9 +22,10 @@ describeWithTool('chromium', 'timeline page', () => {
   let db: Db;
   let app: FastifyInstance;
   let url: string;
+  const dir = suiteTempDir('page');
 
   beforeAll(async () => {
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'pgvigil-page-')), 'store.db');
+    const file = path.join(dir, 'store.db');
     const { endMs } = await storeFromRecordedLog(file, { major: 18, format: 'stderr', scenario: 'backend-killed-crash-restart', target: 'pg18' });
     db = openStore(file, { readonly: true });
     // Days after the crash, as when someone reviews it: the page has to find it.
