@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -26,6 +26,15 @@ describe('openStore', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
     db.close();
     openStore(file).close();
+  });
+
+  it('creates the store and its WAL and shared-memory files readable by their owner only', () => {
+    const file = join(dir, 'private', 'store.db');
+    const db = openStore(file);
+    db.prepare('CREATE TABLE probe (x)').run(); // a write, so the -wal and -shm files exist
+    const modes = ['', '-wal', '-shm'].map((suffix) => (statSync(file + suffix).mode & 0o777).toString(8));
+    db.close();
+    expect(modes).toEqual(['600', '600', '600']);
   });
 
   it('upgrades a store of schema 2: each series gets the time of its newest sample as seen_ms', () => {

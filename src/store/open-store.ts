@@ -3,7 +3,7 @@
  * Owns: the connection settings (WAL, synchronous) and migrations. Never: business queries.
  */
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
 
@@ -35,7 +35,10 @@ export function openStore(file: string, options: OpenStoreOptions = {}): Db {
   }
   let db: Db;
   try {
-    if (path !== ':memory:' && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !options.readonly) {
+      mkdirSync(dirname(path), { recursive: true });
+      createPrivately(path);
+    }
     db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
   } catch (err) {
     throw new StoreError('STORE_OPEN', path, `cannot open the store: ${(err as Error).message}. ` +
@@ -75,5 +78,18 @@ function migrate(db: Db, path: string): void {
       db.exec(MIGRATIONS[version]!);
       db.pragma(`user_version = ${version + 1}`);
     })();
+  }
+}
+
+/**
+ * The store holds statement text, parameters and user names from the server's log: only its
+ * owner may read it. SQLite gives the -wal and -shm files the main file's mode, so creating the
+ * main file 0600 before SQLite does covers all three. An existing file keeps the mode its owner chose.
+ */
+function createPrivately(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
 }
