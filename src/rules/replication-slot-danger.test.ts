@@ -3,9 +3,8 @@ import { eventOf, MemoryRuleView } from './memory-rule-view.js';
 import { replicationSlotDanger, DEFAULTS } from './replication-slot-danger.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
 import type { RuleEvent, SeriesData } from './rule-view.js';
-import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
+import { NOTATION_T0 as T0, seriesOf } from './series-notation.js';
 
-const at = (step: number) => T0 + step * STEP;
 // Steps of one minute: the growth window (10 min) and minInactiveMs (5 min) span a few of them.
 const MINUTE = 60_000;
 const rule = replicationSlotDanger({ ...DEFAULTS, minInactiveMs: 2 * MINUTE, growthWindowMs: 3 * MINUTE });
