@@ -36,6 +36,11 @@ describe('pg-repack-leftovers', () => {
     });
   }
 
+  it('quiet on a standby: it sees the objects but not the lock of a pg_repack running on the primary', () => {
+    const onStandby = (s: SeriesData): SeriesData => ({ ...s, target: 'standby1' });
+    expect(evaluate([trigger('1 1 1 1'), seriesOf('pg_standby_replay_lsn_bytes', '_ _ _ 1000', every)].map(onStandby))).toEqual([]);
+  });
+
   it('quiet: the objects are gone (not sampled for three polls)', () => expect(evaluate([trigger('1 1 1 _ _ _ _')], 6)).toEqual([]));
 
   it('says what the trigger costs: the table\'s write rate, and the log table\'s size', () => {

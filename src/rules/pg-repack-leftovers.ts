@@ -14,7 +14,7 @@
  */
 import type { LatestSample, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS } from './sample-evidence.js';
+import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS, standbyTargets } from './sample-evidence.js';
 import { formatBytes, formatCount, formatDuration } from './summary-format.js';
 
 export const ID = 'pg-repack-leftovers';
@@ -42,8 +42,10 @@ export function pgRepackLeftovers(options: PgRepackLeftoversOptions = DEFAULTS):
     description: 'pg_repack\'s trigger and log table left on a table after its client died: every write to the table is written twice, the log grows forever.',
     evaluate(view, nowMs) {
       const byTable = new Map<string, LatestSample[]>();
+      // A standby sees the objects but not the advisory lock of a pg_repack running on the primary.
+      const standbys = standbyTargets(view);
       for (const s of view.latest(LEFT_BEHIND, { maxAgeMs: SLOW_COLLECTOR_MAX_AGE_MS })) {
-        if (s.value !== 1 || !leftSince(view, s, nowMs - options.minLeftMs)) continue;
+        if (s.value !== 1 || standbys.has(s.target) || !leftSince(view, s, nowMs - options.minLeftMs)) continue;
         const key = [s.target, s.labels.datname, s.labels.for_table].join('\u0000');
         byTable.set(key, [...(byTable.get(key) ?? []), s]);
       }

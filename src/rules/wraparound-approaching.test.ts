@@ -26,6 +26,9 @@ describe('wraparound-approaching', () => {
     ['warning: 800,000,000 multixacts', [mxidAge('8e8')], 'warning'],
     ['quiet: 799,999,999 multixacts', [mxidAge('799999999')], null],
     ['quiet: age NULL', [xidAge('5e8 null')], null],
+    ['quiet on a standby: it shows its primary\'s ages', [
+      seriesOf('pg_database_datfrozenxid_age_xids{datname="shop"}', '5e8', { target: 'standby1' }),
+      seriesOf('pg_standby_replay_lsn_bytes', '_ _ _ 1000', { target: 'standby1' })], null],
   ];
   for (const [name, series, severity] of cases) {
     it(name, () => {

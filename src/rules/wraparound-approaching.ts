@@ -17,7 +17,7 @@
 import type { Severity } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS, type CitedSeries } from './sample-evidence.js';
+import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS, standbyTargets, type CitedSeries } from './sample-evidence.js';
 import { formatCount, formatDuration } from './summary-format.js';
 
 export const ID = 'wraparound-approaching';
@@ -115,8 +115,12 @@ function databases(view: RuleView, eventsSinceMs: number): Database[] {
     byKey.set(key, db);
     return db;
   };
+  // A standby reports its primary's ages; only a VACUUM on the primary moves them.
+  const standbys = standbyTargets(view);
   for (const [counter, series] of [['xid', XID_AGE], ['multixact', MXID_AGE]] as const) {
-    for (const s of view.latest(series, { maxAgeMs: SLOW_COLLECTOR_MAX_AGE_MS })) entry(s.target, s.labels.datname ?? '', counter).age = s;
+    for (const s of view.latest(series, { maxAgeMs: SLOW_COLLECTOR_MAX_AGE_MS })) {
+      if (!standbys.has(s.target)) entry(s.target, s.labels.datname ?? '', counter).age = s;
+    }
   }
   for (const e of view.events('wraparound_warning', { sinceMs: eventsSinceMs })) {
     const d = e.details;
