@@ -32,6 +32,11 @@ describe('pgvigil rules', () => {
     expect(stdout).toContain('  log events:   (none: sampled series only, so not from a log alone)');
   });
 
+  it('exits 2 on an unknown flag', async () => {
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    expect((await run(['rules', '--bogus'])).code).toBe(2);
+  });
+
   it('--json with --config: thresholds in force beside their defaults, disabled rules marked', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-rules-'));
     const config = path.join(dir, 'pgvigil.yaml');
