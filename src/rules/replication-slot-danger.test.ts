@@ -64,6 +64,12 @@ describe('replication-slot-danger', () => {
       'its consumer must be re-created from a new copy',
     ]]);
     expect(findings[0]?.evidence.eventIds).toEqual([line.id]);
+
+    // Sampled as invalidated too (PG 17+): one danger, citing both.
+    const [both] = evaluate([slot('active', '0 0 0 0'), slot('invalidated', '1 1 1 1', ',invalidation_reason="wal_removed"')], [line]);
+    expect(both?.summary.match(/invalidated/g)).toHaveLength(1);
+    expect(both?.evidence.eventIds).toEqual([line.id]);
+    expect(both?.evidence.facts.dangers).toBe('invalidated');
   });
 
   it('fires once while the slot stays inactive (its summary only refreshed), resolves when its consumer returns', () => {

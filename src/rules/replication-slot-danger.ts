@@ -42,6 +42,7 @@ export const DEFAULTS: ReplicationSlotDangerOptions = {
 };
 
 interface Danger {
+  kind: 'inactive_retaining' | 'wal_status' | 'old_xmin' | 'invalidated';
   severity: Severity;
   text: string;
   series: CitedSeries[];
@@ -85,7 +86,7 @@ export function replicationSlotDanger(options: ReplicationSlotDangerOptions = DE
         add(s.target, slot, s.labels, invalidated(s.labels.invalidation_reason || null, logged, [citeSample(s)]));
       }
       for (const e of invalidations) {
-        if (bySlot.get(`${e.target}\u0000${e.details.slot}`)?.dangers.some((d) => d.text.startsWith('invalidated'))) continue;
+        if (bySlot.get(`${e.target}\u0000${e.details.slot}`)?.dangers.some((d) => d.kind === 'invalidated')) continue;
         add(e.target, e.details.slot, { slot_name: e.details.slot }, invalidated(e.details.reason, [e], []));
       }
       return [...bySlot.values()].map(({ target, slot, labels, dangers }): Finding => {
@@ -99,7 +100,7 @@ export function replicationSlotDanger(options: ReplicationSlotDangerOptions = DE
           evidence: evidenceOf({
             eventIds: dangers.flatMap((d) => d.eventIds),
             series: dangers.flatMap((d) => d.series),
-            facts: { slot_name: slot, slot_type: labels.slot_type ?? null, owner: labels.owner ?? null, dangers: dangers.length },
+            facts: { slot_name: slot, slot_type: labels.slot_type ?? null, owner: labels.owner ?? null, dangers: dangers.map((d) => d.kind).join(', ') },
           }),
         };
       });
@@ -131,6 +132,7 @@ function inactiveRetaining(view: RuleView, active: LatestSample, o: ReplicationS
   const grew = first && first.tsMs < retained.tsMs ? retained.value - first.value! : null;
   const growthText = grew === null ? '' : ` (${grew >= 0 ? '+' : '-'}${formatBytes(Math.abs(grew))} in ${formatDuration(retained.tsMs - first!.tsMs)})`;
   return {
+    kind: 'inactive_retaining',
     severity: retained.value >= o.retainedErrorBytes ? 'error' : 'warning',
     text: `inactive${since !== null ? ` for ${formatDuration(view.nowMs - since * 1000)}` : ''}, retaining ${formatBytes(retained.value)} of WAL${growthText}: ` +
       'pg_wal grows until its consumer returns or the slot is dropped',
@@ -143,11 +145,11 @@ function walStatus(view: RuleView, active: LatestSample): Danger | null {
   const status = view.latest(WAL_STATUS, { target: active.target, labels: { slot_name: active.labels.slot_name ?? '' } })
     .sort((a, b) => b.tsMs - a.tsMs)[0];
   if (status?.labels.wal_status === 'lost') {
-    return { severity: 'error', text: 'wal_status lost: the WAL it needs is gone, its consumer can never catch up', series: [citeSample(status)], eventIds: [] };
+    return { kind: 'wal_status', severity: 'error', text: 'wal_status lost: the WAL it needs is gone, its consumer can never catch up', series: [citeSample(status)], eventIds: [] };
   }
   if (status?.labels.wal_status === 'unreserved') {
     return {
-      severity: 'warning', series: [citeSample(status)], eventIds: [],
+      kind: 'wal_status', severity: 'warning', series: [citeSample(status)], eventIds: [],
       text: 'wal_status unreserved: it retains more than max_slot_wal_keep_size, the WAL it needs goes at the next checkpoint unless it catches up',
     };
   }
@@ -158,7 +160,7 @@ function oldXmin(view: RuleView, active: LatestSample, o: ReplicationSlotDangerO
   const xmin = view.latest(XMIN_AGE, { target: active.target, labels: { slot_name: active.labels.slot_name ?? '' } })[0];
   if (!xmin || xmin.value === null || xmin.value < o.xminWarnAgeXids) return null;
   return {
-    severity: 'warning', series: [citeSample(xmin)], eventIds: [],
+    kind: 'old_xmin', severity: 'warning', series: [citeSample(xmin)], eventIds: [],
     text: `its xmin is ${formatCount(xmin.value)} XIDs old: vacuum keeps every row deleted since and cannot freeze past it, in every database`,
   };
 }
@@ -168,6 +170,7 @@ function invalidated(reason: string | null, logged: ReadonlyArray<RuleEvent<'slo
   const exceeded = last?.details.exceeded_bytes;
   const cause = reason ? INVALIDATION_CAUSES[reason] ?? reason : null;
   return {
+    kind: 'invalidated',
     severity: 'error',
     text: `invalidated${last ? ` at ${formatTime(last.tsMs)}` : ''}${cause ? `: ${cause}` : ''}` +
       `${exceeded ? ` (restart_lsn past the limit by ${formatBytes(exceeded)})` : ''}; its consumer must be re-created from a new copy`,
