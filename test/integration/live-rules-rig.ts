@@ -1,7 +1,7 @@
 /**
  * The daemon's own machinery around one live server, for rule scenario tests: a log tailer on the
- * server's log directory, a poll scheduler with every collector (each every 500 ms) as a
- * pg_monitor role, one StoreWriter into an in-memory store, and the rules engine writing alerts
+ * server's log directory, a poll scheduler with every collector (each every 500 ms) as the
+ * pg_monitor role (created by the caller on the primary: a standby gets it by replication), one StoreWriter into an in-memory store, and the rules engine writing alerts
  * through AlertStore (quick interval, 2 s hold-down, summaries refreshed every 500 ms so they
  * follow the incident). Tests wait on the alerts table, with deadlines.
  */
@@ -18,7 +18,7 @@ import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreWriter } from '../../src/store/store-writer.js';
 import type { PgServer } from '../helpers/pg-harness.js';
-import { createMonitorRole, monitorDsn } from './collectors-rig.js';
+import { monitorDsn } from './collectors-rig.js';
 
 export const LIVE_TARGET = 'primary';
 
@@ -38,21 +38,20 @@ export interface LiveRules {
   stop(): Promise<void>;
 }
 
-export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}): Promise<LiveRules> {
+export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET): Promise<LiveRules> {
   const log = silentLogger();
-  await createMonitorRole(server);
   const db = openStore(':memory:');
   const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
   const collectors = createCollectors();
   const components = [writer, new PollScheduler({
-    target: LIVE_TARGET, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
+    target, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
     intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
   }), new LogTailer({
-    target: LIVE_TARGET, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
+    target, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
     timezone: 'UTC', startAt: 'end', savedOffset: null, writer, clock: systemClock, log, pollIntervalMs: 100, idleFlushMs: 200,
   }), new RuleEngine({
     rules: buildRules({ disabled: [], thresholds }),
-    views: new StoreRuleViewSource(db, { targets: [{ name: LIVE_TARGET, cluster: null }], staleAfterMs: 3_000 }),
+    views: new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: 3_000 }),
     alerts: new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/hook' })]),
     clock: systemClock, log, commits: writer, options: { ...RULES_DEFAULTS, intervalMs: 500, holdDownMs: 2_000, refireMinIntervalMs: 500 },
   })];

@@ -13,7 +13,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
-import { consumeXids, openSession } from './collectors-rig.js';
+import { consumeXids, createMonitorRole, openSession } from './collectors-rig.js';
 import { startLiveRules, type LiveRules } from './live-rules-rig.js';
 
 const WARN_AGE_XIDS = 1_000;
@@ -33,6 +33,7 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
       settings: { log_lock_waits: true, deadlock_timeout: '100ms' },
     });
     // Summaries refresh every 500 ms, so the alert follows the queue as it grows.
+    await createMonitorRole(server);
     rig = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } });
   });
 

@@ -8,14 +8,14 @@
  * - error-storm: one session holds an ACCESS EXCLUSIVE lock, another runs 25 updates with
  *   lock_timeout = 20ms: 25 `canceling statement due to lock timeout` lines become one alert
  *   naming the table; it resolves when the (shortened) window has no storm left.
- * The other new rules need hours (autovacuum history, wraparound ages), a dead pg_repack client
- * (the extension is not installed here), or a standby (standby-disconnected,
- * replay-delayed-on-purpose): their tests are table-driven only.
+ * replay-delayed-on-purpose is live in rules-delayed-standby-live.test.ts. The other new rules
+ * need hours (autovacuum history, wraparound ages), a dead pg_repack client (the extension is not
+ * installed here) or a walreceiver killed on purpose (standby-disconnected): table-driven only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
-import { openSession } from './collectors-rig.js';
+import { createMonitorRole, openSession } from './collectors-rig.js';
 import { startLiveRules, type LiveRules } from './live-rules-rig.js';
 
 const WAIT_MS = 20_000;
@@ -28,6 +28,7 @@ describe('rules on a live PostgreSQL 18: a slot retaining WAL, a lock-timeout st
 
   beforeAll(async () => {
     server = await startPrimary({ version: 18, name: 'rules-slot-storm', settings: { wal_level: 'logical' } });
+    await createMonitorRole(server);
     rig = await startLiveRules(server, {
       'replication-slot-danger': { retainedWarnBytes: 16 * 1024 ** 2, minInactiveMs: 1_000 },
       'error-storm': { windowMs: STORM_WINDOW_MS },
