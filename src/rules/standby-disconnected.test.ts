@@ -24,6 +24,8 @@ describe('standby-disconnected', () => {
       [up('1 0 0 0 0'), sender('1 _ _ _ _'), received('500 500 500 500 500')],
       /^standby standby1 has no walreceiver for 15 s \(it streamed from 10\.0\.0\.1:5432 until 00:00:00 UTC\); no WAL has arrived since: it replays only what it already has$/],
     ['fires: down, WAL comes from the archive', [up('1 0 0 0 0'), received('0 0 16777216 16777216 33554432')], /; 32 MB of WAL arrived since, from the archive \(restore_command\) only$/],
+    ['fires: down; WAL streamed before the first sample without a walreceiver is not the archive\'s', [up('1 0 0 0 0'), received('0 120 120 120 120')],
+      /; no WAL has arrived since: it replays only what it already has$/],
     ['quiet: down for 5 s only (a reconnect)', [up('1 1 1 0 0')], null],
     ['quiet: never streamed while watched (archive recovery)', [up('0 0 0 0 0')], null],
     ['fires: connected but silent for 60 s', [up('1 1 1 1 1'), seriesOf('pg_stat_wal_receiver_last_msg_receipt_timestamp_seconds', `_ _ _ _ ${(at(4) - 60_000) / 1000}`, onStandby)],

@@ -59,7 +59,8 @@ function receiverDown(view: RuleView, up: LatestSample, nowMs: number, o: Standb
   if (!lastUp || downSince === undefined || nowMs - downSince < o.sustainMs) return null;
   const sender = view.series(RECEIVER_INFO, { sinceMs: nowMs - o.lookbackMs, target }).sort((a, b) => lastTs(b) - lastTs(a))[0];
   const from = sender ? ` from ${sender.labels.sender_host || '?'}:${sender.labels.sender_port || '?'}` : '';
-  const received = view.series(RECEIVE_LSN, { sinceMs: lastUp.tsMs, target })[0];
+  // From the first sample without it: WAL streamed between the last sample with it and the disconnect is no archive's.
+  const received = view.series(RECEIVE_LSN, { sinceMs: downSince, target })[0];
   const arrived = received ? movedBy(received) : null;
   const still = arrived === null ? '' : arrived > 0
     ? `; ${formatBytes(arrived)} of WAL arrived since, from the archive (restore_command) only`

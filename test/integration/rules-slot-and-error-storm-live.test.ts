@@ -8,9 +8,9 @@
  * - error-storm: one session holds an ACCESS EXCLUSIVE lock, another runs 25 updates with
  *   lock_timeout = 20ms: 25 `canceling statement due to lock timeout` lines become one alert
  *   naming the table; it resolves when the (shortened) window has no storm left.
- * replay-delayed-on-purpose is live in rules-delayed-standby-live.test.ts. The other new rules
- * need hours (autovacuum history, wraparound ages), a dead pg_repack client (the extension is not
- * installed here) or a walreceiver killed on purpose (standby-disconnected): table-driven only.
+ * replay-delayed-on-purpose and standby-disconnected are live in rules-delayed-standby-live.test.ts.
+ * The other new rules need hours (autovacuum history, wraparound ages) or a dead pg_repack client
+ * (the extension is not installed here): table-driven only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
