@@ -11,6 +11,7 @@ import { ConfigError } from '../config/config-error.js';
 import type { ConfigOverrides } from '../config/load-config.js';
 import { analyzeCommand } from './analyze.js';
 import { reportCommand } from './report.js';
+import { rulesCommand } from './rules.js';
 import { EXIT } from './exit-codes.js';
 
 interface ConfigFlags {
@@ -66,6 +67,7 @@ export function buildCli(setExitCode: (code: number) => void): Command {
 
   program.addCommand(analyzeCommand(setExitCode));
   program.addCommand(reportCommand(setExitCode));
+  program.addCommand(rulesCommand(setExitCode));
 
   return program;
 }

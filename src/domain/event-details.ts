@@ -335,6 +335,24 @@ export interface DdlDetails {
   concurrently: boolean;
 }
 
+// ---------------------------------------------------------------- wraparound
+
+/**
+ * The server's own wraparound warnings (varsup.c, multixact.c): WARNING once past the warn limit
+ * (40M XIDs / 10M multixacts before the wrap limit), on every assignment; ERROR once it refuses to
+ * assign more (`database is not accepting commands ...`).
+ */
+export interface WraparoundWarningDetails {
+  counter: 'xid' | 'multixact';
+  /** null when the server named the database by OID only (it could not look the name up). */
+  datname: string | null;
+  database_oid: number | null;
+  /** Transactions (or multixacts) left before the wrap limit; null in the ERROR, which has none left. */
+  remaining: number | null;
+  /** true for the ERROR: the server no longer assigns new ones. */
+  refusing: boolean;
+}
+
 // ---------------------------------------------------------------- generic and the map
 
 export interface GenericDetails {
@@ -360,6 +378,7 @@ export interface EventDetailsByKind {
   server_restart: ServerRestartDetails;
   temp_file: TempFileDetails;
   slot_invalidated: SlotInvalidatedDetails;
+  wraparound_warning: WraparoundWarningDetails;
   ddl: DdlDetails;
   generic: GenericDetails;
 }

@@ -24,6 +24,7 @@ export const EVENT_KINDS = [
   'server_restart',
   'temp_file',
   'slot_invalidated',
+  'wraparound_warning',
   'ddl',
   'generic',
 ] as const;

@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { buildRules, RULE_IDS, RULES, RulesConfigError, thresholdsFromConfig, toSnake } from './catalog.js';
+import { EVENT_KINDS } from '../domain/index.js';
+import { COLLECTOR_NAMES } from '../collectors/index.js';
+import { buildRules, describeRules, RULE_IDS, RULES, RulesConfigError, thresholdsFromConfig, toSnake } from './catalog.js';
 import { MemoryRuleView } from './memory-rule-view.js';
 import { NOTATION_T0, seriesOf } from './series-notation.js';
 
@@ -33,6 +35,23 @@ describe('rule catalog', () => {
       const row = docs.split('\n').find((line) => line.startsWith(`| \`${id}\` |`)) ?? '';
       for (const [key, value] of Object.entries(RULES[id].defaults)) expect(row).toContain(`\`${toSnake(key)}: ${value}\``);
     }
+  });
+
+  it('says what every rule needs: collectors that exist, event kinds that exist, settings by their names', () => {
+    for (const { id, needs } of describeRules()) {
+      expect(needs.collectors.length + needs.events.length, `${id} reads nothing`).toBeGreaterThan(0);
+      for (const collector of needs.collectors) expect(COLLECTOR_NAMES, `${id} needs collector ${collector}`).toContain(collector);
+      for (const kind of needs.events) expect(EVENT_KINDS, `${id} reads events ${kind}`).toContain(kind);
+      for (const setting of needs.settings) expect(setting.name, id).toMatch(/^[a-z_]+$/);
+    }
+  });
+
+  it('describes each rule with the thresholds in force beside their defaults', () => {
+    const rules = describeRules({ disabled: ['error-storm'], thresholds: thresholdsFromConfig({ 'error-storm': { min_events: 50 } }) });
+    const storm = rules.find((r) => r.id === 'error-storm');
+    expect(storm).toMatchObject({ enabled: false, severity: 'warning' });
+    expect(storm?.thresholds).toContainEqual({ name: 'min_events', value: 50, default: 20 });
+    expect(rules.map((r) => r.id)).toEqual(RULE_IDS);
   });
 
   it('lists every problem at once: unknown rule ids, unknown threshold keys with the allowed ones, bad values', () => {

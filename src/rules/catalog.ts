@@ -6,34 +6,106 @@
  * Control plane: an unknown rule id or threshold key, or a value that is not a positive number,
  * stops startup with every problem listed (rulesFromConfig).
  */
+import { autovacuumAbnormal, DEFAULTS as AUTOVACUUM_ABNORMAL } from './autovacuum-abnormal.js';
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
+import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
 import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock-queue.js';
 import { parallelAutovacuumStarved, DEFAULTS as PARALLEL_STARVED } from './parallel-autovacuum-starved.js';
+import { pgRepackLeftovers, DEFAULTS as PG_REPACK_LEFTOVERS } from './pg-repack-leftovers.js';
 import { repackChangeCeiling, DEFAULTS as CHANGE_CEILING } from './repack-change-ceiling.js';
 import { repackHoldsVacuum, DEFAULTS as HOLDS_VACUUM } from './repack-holds-vacuum.js';
 import { repackFailed, DEFAULTS as REPACK_FAILED } from './repack-failed.js';
 import { repackLostAtSwap, DEFAULTS as LOST_AT_SWAP } from './repack-lost-at-swap.js';
+import { replayDelayedOnPurpose, DEFAULTS as DELAYED_ON_PURPOSE } from './replay-delayed-on-purpose.js';
 import { replayStalled, DEFAULTS as STALLED } from './replay-stalled.js';
 import { replayStalledOnUnlink, DEFAULTS as STALLED_ON_UNLINK } from './replay-stalled-on-unlink.js';
 import { replicaLagOverLbLimit, DEFAULTS as LAG } from './replica-lag-over-lb-limit.js';
+import { replicationSlotDanger, DEFAULTS as SLOT_DANGER } from './replication-slot-danger.js';
 import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
-import type { Rule } from './rule.js';
+import type { Rule, RuleNeeds } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
+import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
+import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
 import { xminHorizonHeld, DEFAULTS as XMIN } from './xmin-horizon-held.js';
+
+// What the rules read (RuleNeeds): the settings their log lines depend on, shared by several.
+const AUTOVACUUM_LOGGED = { name: 'log_autovacuum_min_duration', value: '>= 0, low enough that the reports are written' };
+const DDL_LOGGED = { name: 'log_statement', value: 'ddl (or all)' };
+const LOCK_WAITS_LOGGED = { name: 'log_lock_waits', value: 'on (the default from 19)' };
+const CONFLICT_WAITS_LOGGED = { name: 'log_recovery_conflict_waits', value: 'on, on standbys' };
+const REPACK_RUNS = ['pg_replication_slots', 'pg_stat_progress_repack'];
+const REPLAY = ['pg_standby'];
+
+function needs(n: Partial<RuleNeeds>): RuleNeeds {
+  return { settings: n.settings ?? [], collectors: n.collectors ?? [], events: n.events ?? [] };
+}
 
 /** Rule factories by id; each takes its full options object. */
 export const RULES = {
-  'repack-holds-vacuum': { create: repackHoldsVacuum, defaults: HOLDS_VACUUM },
-  'repack-change-ceiling': { create: repackChangeCeiling, defaults: CHANGE_CEILING },
-  'repack-lost-at-swap': { create: repackLostAtSwap, defaults: LOST_AT_SWAP },
-  'repack-failed': { create: repackFailed, defaults: REPACK_FAILED },
-  'replay-stalled-on-unlink': { create: replayStalledOnUnlink, defaults: STALLED_ON_UNLINK },
-  'replay-stalled': { create: replayStalled, defaults: STALLED },
-  'replica-lag-over-lb-limit': { create: replicaLagOverLbLimit, defaults: LAG },
-  'drop-blocks-lock-queue': { create: dropBlocksLockQueue, defaults: DROP_BLOCKS },
-  'xmin-horizon-held': { create: xminHorizonHeld, defaults: XMIN },
-  'parallel-autovacuum-starved': { create: parallelAutovacuumStarved, defaults: PARALLEL_STARVED },
-  'server-crashed': { create: serverCrashed, defaults: CRASHED },
+  'repack-holds-vacuum': {
+    create: repackHoldsVacuum, defaults: HOLDS_VACUUM,
+    needs: needs({ settings: [AUTOVACUUM_LOGGED, DDL_LOGGED], collectors: REPACK_RUNS, events: ['autovacuum', 'ddl', 'lock_wait'] }),
+  },
+  'repack-change-ceiling': {
+    create: repackChangeCeiling, defaults: CHANGE_CEILING,
+    needs: needs({ settings: [DDL_LOGGED], collectors: ['pg_stat_user_tables', ...REPACK_RUNS, 'pg_settings'], events: ['ddl', 'lock_wait', 'autovacuum'] }),
+  },
+  'repack-lost-at-swap': {
+    create: repackLostAtSwap, defaults: LOST_AT_SWAP,
+    needs: needs({ settings: [DDL_LOGGED, LOCK_WAITS_LOGGED], collectors: ['pg_stat_progress_repack'], events: ['ddl', 'lock_wait', 'lock_timeout', 'deadlock'] }),
+  },
+  'repack-failed': {
+    create: repackFailed, defaults: REPACK_FAILED,
+    needs: needs({
+      settings: [DDL_LOGGED, LOCK_WAITS_LOGGED], collectors: REPACK_RUNS,
+      events: ['ddl', 'lock_wait', 'statement_timeout', 'server_crash', 'server_restart', 'generic'],
+    }),
+  },
+  'replay-stalled-on-unlink': {
+    create: replayStalledOnUnlink, defaults: STALLED_ON_UNLINK,
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY, events: ['ddl', 'recovery_conflict_wait'] }),
+  },
+  'replay-stalled': {
+    create: replayStalled, defaults: STALLED,
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY, events: ['ddl', 'recovery_conflict_wait'] }),
+  },
+  'replica-lag-over-lb-limit': {
+    create: replicaLagOverLbLimit, defaults: LAG,
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: [...REPLAY, 'pg_stat_replication'], events: ['ddl', 'recovery_conflict_wait'] }),
+  },
+  'drop-blocks-lock-queue': {
+    create: dropBlocksLockQueue, defaults: DROP_BLOCKS,
+    needs: needs({ settings: [LOCK_WAITS_LOGGED], collectors: ['pg_lock_waits'], events: ['lock_wait', 'server_restart'] }),
+  },
+  'xmin-horizon-held': { create: xminHorizonHeld, defaults: XMIN, needs: needs({ collectors: ['pg_xmin_horizon'] }) },
+  'parallel-autovacuum-starved': {
+    create: parallelAutovacuumStarved, defaults: PARALLEL_STARVED,
+    needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_settings'], events: ['autovacuum'] }),
+  },
+  'server-crashed': { create: serverCrashed, defaults: CRASHED, needs: needs({ events: ['server_crash', 'server_restart'] }) },
+  'wraparound-approaching': {
+    create: wraparoundApproaching, defaults: WRAPAROUND,
+    needs: needs({ collectors: ['pg_database', 'pg_xmin_horizon'], events: ['wraparound_warning'] }),
+  },
+  'replication-slot-danger': {
+    create: replicationSlotDanger, defaults: SLOT_DANGER, needs: needs({ collectors: ['pg_replication_slots'], events: ['slot_invalidated'] }),
+  },
+  'pg-repack-leftovers': {
+    create: pgRepackLeftovers, defaults: PG_REPACK_LEFTOVERS,
+    needs: needs({ collectors: ['pg_repack_leftovers', 'pg_stat_user_tables', 'pg_total_relation_size'] }),
+  },
+  'standby-disconnected': {
+    create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
+  },
+  'replay-delayed-on-purpose': { create: replayDelayedOnPurpose, defaults: DELAYED_ON_PURPOSE, needs: needs({ collectors: [...REPLAY, 'pg_settings'] }) },
+  'error-storm': {
+    create: errorStorm, defaults: ERROR_STORM,
+    needs: needs({ events: ['lock_timeout', 'statement_timeout', 'deadlock', 'recovery_conflict'] }),
+  },
+  'autovacuum-abnormal': {
+    create: autovacuumAbnormal, defaults: AUTOVACUUM_ABNORMAL,
+    needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_stat_user_tables', 'pg_stat_progress_vacuum'], events: ['autovacuum'] }),
+  },
 } as const;
 
 export type RuleId = keyof typeof RULES;
@@ -87,6 +159,35 @@ function create<K extends RuleId>(id: K, overrides: Partial<RuleThresholds[K]> |
   // Each entry pairs a factory with its own options type; the union does not narrow by key.
   const { create: factory, defaults } = RULES[id] as unknown as { create: (o: RuleThresholds[K]) => Rule; defaults: RuleThresholds[K] };
   return factory({ ...defaults, ...overrides });
+}
+
+export interface RuleDescription {
+  id: RuleId;
+  /** The default severity; some rules escalate (see each finding). */
+  severity: Rule['severity'];
+  description: string;
+  enabled: boolean;
+  needs: RuleNeeds;
+  /** snake_case key -> the value in force and the default. */
+  thresholds: Array<{ name: string; value: number; default: number }>;
+}
+
+/** Every rule as `pgvigil rules` lists it, with the thresholds in force under `options`. */
+export function describeRules(options: Pick<RulesOptions, 'disabled' | 'thresholds'> = { disabled: [], thresholds: {} }): RuleDescription[] {
+  return RULE_IDS.map((id) => {
+    const rule = create(id, options.thresholds[id]);
+    const given: Record<string, unknown> = options.thresholds[id] ?? {};
+    return {
+      id,
+      severity: rule.severity,
+      description: rule.description,
+      enabled: !options.disabled.includes(id),
+      needs: RULES[id].needs,
+      thresholds: Object.entries(RULES[id].defaults).map(([key, value]: [string, number]) => ({
+        name: toSnake(key), value: typeof given[key] === 'number' ? given[key] : value, default: value,
+      })),
+    };
+  });
 }
 
 /**

@@ -12,7 +12,7 @@
  *   standby); identified by its dedup key, which stays the same for as long as the condition lasts.
  * - rule id: the rule's file name (`repack-holds-vacuum.ts` -> `repack-holds-vacuum`).
  */
-import type { Evidence, Severity } from '../domain/index.js';
+import type { Evidence, EventKind, Severity } from '../domain/index.js';
 import type { RuleView } from './rule-view.js';
 
 export interface Finding {
@@ -32,6 +32,17 @@ export interface Rule {
   severity: Severity;
   description: string;
   evaluate(view: RuleView, nowMs: number): Finding[];
+}
+
+/**
+ * What a rule reads, for `pgvigil rules` and the docs: the server settings its log lines need
+ * (with the value wanted), the collectors its series come from, the event kinds it reads. Kept in
+ * the catalog beside each rule (catalog.ts), checked against the collectors by a test.
+ */
+export interface RuleNeeds {
+  settings: ReadonlyArray<{ name: string; value: string }>;
+  collectors: readonly string[];
+  events: readonly EventKind[];
 }
 
 /** `repack-holds-vacuum/primary/pg_repack_4242`: rule id, target, then the subject's parts. */

@@ -11,43 +11,20 @@
  *   XIDs past a lowered warn_age_xids.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCollectors } from '../../src/collectors/index.js';
-import { systemClock } from '../../src/domain/index.js';
-import { silentLogger } from '../../src/lib/logger.js';
-import { WebhookNotifier } from '../../src/notify/webhook.js';
-import { RULES_DEFAULTS, buildRules } from '../../src/rules/catalog.js';
-import { RuleEngine } from '../../src/rules/engine.js';
-import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
-import { LogTailer } from '../../src/sources/log-tailer.js';
-import { PollScheduler } from '../../src/sources/poll-scheduler.js';
-import { AlertStore } from '../../src/store/alert-store.js';
-import { openStore, type Db } from '../../src/store/open-store.js';
-import { StoreWriter } from '../../src/store/store-writer.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
-import { consumeXids, createMonitorRole, monitorDsn, openSession } from './collectors-rig.js';
+import { consumeXids, createMonitorRole, openSession } from './collectors-rig.js';
+import { startLiveRules, type LiveRules } from './live-rules-rig.js';
 
-const TARGET = 'primary';
-const log = silentLogger();
 const WARN_AGE_XIDS = 1_000;
 const FIRE_WAIT_MS = 15_000;
 const RESOLVE_WAIT_MS = 15_000;
 
 type Session = Awaited<ReturnType<typeof openSession>>;
 
-interface AlertRow {
-  id: number;
-  state: string;
-  severity: string;
-  summary: string;
-  labels: string;
-  evidence: string;
-}
-
 describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin horizon', () => {
   let server: PgServer;
-  let db: Db;
-  const components: Array<{ start(): Promise<void>; stop(): Promise<void> }> = [];
+  let rig: LiveRules;
 
   beforeAll(async () => {
     server = await startPrimary({
@@ -55,39 +32,21 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
       // The DROP's and the readers' `still waiting` lines (with STATEMENT and DETAIL), soon.
       settings: { log_lock_waits: true, deadlock_timeout: '100ms' },
     });
+    // Summaries refresh every 500 ms, so the alert follows the queue as it grows.
     await createMonitorRole(server);
-
-    db = openStore(':memory:');
-    const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
-    const collectors = createCollectors();
-    components.push(writer, new PollScheduler({
-      target: TARGET, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
-      intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
-    }), new LogTailer({
-      target: TARGET, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
-      timezone: 'UTC', startAt: 'end', savedOffset: null, writer, clock: systemClock, log, pollIntervalMs: 100, idleFlushMs: 200,
-    }), new RuleEngine({
-      rules: buildRules({ disabled: [], thresholds: { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } } }),
-      views: new StoreRuleViewSource(db, { targets: [{ name: TARGET, cluster: null }], staleAfterMs: 3_000 }),
-      alerts: new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/hook' })]),
-      // A quick refresh of the stored summary, so it follows the queue as it grows.
-      clock: systemClock, log, commits: writer, options: { ...RULES_DEFAULTS, intervalMs: 500, holdDownMs: 2_000, refireMinIntervalMs: 500 },
-    }));
-    for (const c of components) await c.start();
+    rig = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } });
   });
 
   afterAll(async () => {
-    for (const c of components.reverse()) await c.stop();
-    db?.close();
+    await rig?.stop();
     await destroyAllServers();
   });
 
-  const alert = (ruleId: string) => db.prepare('SELECT id, state, severity, summary, labels, evidence FROM alerts WHERE rule_id = ? ORDER BY id')
-    .all(ruleId) as AlertRow[];
-  const transitions = (id: number) => db.prepare('SELECT to_state FROM alert_transitions WHERE alert_id = ? ORDER BY id').pluck().all(id);
+  const alert = (ruleId: string) => rig.alerts(ruleId);
+  const transitions = (id: number) => rig.transitions(id);
   /** eventIds open with the DDL's own `still waiting` line and cite only logged waits. */
   const citedFromLog = (eventIds: number[], ddlPid: number) => {
-    const waits = db.prepare("SELECT id, pid FROM events WHERE kind = 'lock_wait' AND json_extract(details, '$.phase') = 'waiting'")
+    const waits = rig.db.prepare("SELECT id, pid FROM events WHERE kind = 'lock_wait' AND json_extract(details, '$.phase') = 'waiting'")
       .all() as Array<{ id: number; pid: number }>;
     return eventIds.length > 0 && waits.find((w) => w.id === eventIds[0])?.pid === ddlPid && eventIds.every((id) => waits.some((w) => w.id === id));
   };

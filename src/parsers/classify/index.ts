@@ -24,6 +24,7 @@ import { classifyServerRestart } from './server-restart.js';
 import { classifySlotInvalidated } from './slot-invalidated.js';
 import { classifyTempFile } from './temp-file.js';
 import { classifyTimeout } from './timeouts.js';
+import { classifyWraparound } from './wraparound.js';
 
 export type { Classification } from './classification.js';
 
@@ -102,6 +103,7 @@ function classifyMessage(entry: LogEntry, message: string): Classification | nul
       if (message.charCodeAt(1) === 117 /* u */) return null;
       if (message === DEADLOCK_DETECTED) return classifyDeadlock(entry);
       if (message.startsWith('database system ')) return classifyServerRestart(message);
+      if (message.startsWith('database ')) return classifyWraparound(message);
       break;
     case 115: // s
       if (message.startsWith(STATEMENT)) return classifyDdl(message, STATEMENT.length);

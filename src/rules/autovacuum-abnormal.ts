@@ -1,0 +1,154 @@
+/**
+ * autovacuum-abnormal: autovacuum behaving unlike itself on one table, in two ways:
+ * - slow: a run took far longer than that table's own runs usually do (its median over the
+ *   lookback), from the autovacuum reports' `elapsed` (log_autovacuum_min_duration), so it works
+ *   on a log alone. The report says why when it can: an aggressive run, several index passes
+ *   (dead items did not fit in maintenance_work_mem / autovacuum_work_mem), time asleep in the cost
+ *   delay (PG 18's `delay time`, track_cost_delay_timing).
+ * - never coming: a table's dead rows keep growing for an hour while autovacuum does not run on it
+ *   (autovacuum_count unchanged, no report, no vacuum in progress): autovacuum is off for it, all
+ *   workers are busy elsewhere, or its thresholds are far off (pg_stat_user_tables).
+ * A run that cannot remove dead rows because the horizon is held is xmin-horizon-held's to tell.
+ */
+import type { Labels } from '../domain/index.js';
+import type { RuleEvent, RuleView } from './rule-view.js';
+import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { citeLast } from './sample-evidence.js';
+import { formatCount, formatDuration } from './summary-format.js';
+
+export const ID = 'autovacuum-abnormal';
+
+const DEAD = 'pg_stat_user_tables_n_dead_tup';
+const LIVE = 'pg_stat_user_tables_n_live_tup';
+const AUTOVACUUMS = 'pg_stat_user_tables_autovacuum_count_total';
+const LAST_AUTOVACUUM = 'pg_stat_user_tables_last_autovacuum_timestamp_seconds';
+const IN_PROGRESS = 'pg_stat_progress_vacuum_heap_blocks';
+
+export interface AutovacuumAbnormalOptions {
+  /** A run this many times its table's median elapsed is abnormal... */
+  slowRatio: number;
+  /** ...when it took at least this long (a 0.1 s run that took 1 s is not news). */
+  slowMinSeconds: number;
+  /** Earlier runs of the table needed for a median. */
+  minHistoryRuns: number;
+  /** How far back the table's history of runs goes. */
+  lookbackMs: number;
+  /** How long a slow run keeps its alert open. */
+  activeForMs: number;
+  /** Dead rows must have grown over this window, with no autovacuum of the table in it. */
+  growthWindowMs: number;
+  minDeadTuples: number;
+  minDeadTupleGrowth: number;
+}
+
+export const DEFAULTS: AutovacuumAbnormalOptions = {
+  slowRatio: 5, slowMinSeconds: 60, minHistoryRuns: 3, lookbackMs: 24 * 3_600_000, activeForMs: 3_600_000,
+  growthWindowMs: 3_600_000, minDeadTuples: 1_000_000, minDeadTupleGrowth: 100_000,
+};
+
+type Report = RuleEvent<'autovacuum'>;
+
+export function autovacuumAbnormal(options: AutovacuumAbnormalOptions = DEFAULTS): Rule {
+  return {
+    id: ID,
+    severity: 'warning',
+    description: 'Autovacuum ran far longer than usual on a table, or never came to a table whose dead rows keep growing.',
+    evaluate(view, nowMs) {
+      return [...slowRuns(view, nowMs, options), ...neverComing(view, nowMs, options)];
+    },
+  };
+}
+
+function tableOf(e: Report): string {
+  return `${e.details.database}.${e.details.schema}.${e.details.table}`;
+}
+
+function slowRuns(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions): Finding[] {
+  const byTable = new Map<string, Report[]>();
+  for (const e of view.events('autovacuum', { sinceMs: nowMs - o.lookbackMs })) {
+    if (e.details.elapsed_s === null) continue;
+    const key = `${e.target}\u0000${tableOf(e)}`;
+    byTable.set(key, [...(byTable.get(key) ?? []), e]);
+  }
+  const findings: Finding[] = [];
+  for (const runs of byTable.values()) {
+    const last = runs[runs.length - 1]!;
+    const history = runs.slice(0, -1).map((e) => e.details.elapsed_s!);
+    const elapsed = last.details.elapsed_s!;
+    if (last.tsMs < nowMs - o.activeForMs || history.length < o.minHistoryRuns || elapsed < o.slowMinSeconds) continue;
+    const usual = median(history);
+    if (elapsed < o.slowRatio * usual) continue;
+    const table = tableOf(last);
+    const why = reasons(last);
+    findings.push({
+      dedupKey: findingKey(ID, last.target, table, 'slow'),
+      target: last.target,
+      labels: { table, kind: 'slow' },
+      summary: `autovacuum of ${table} took ${formatDuration(elapsed * 1000)}, ${formatCount(elapsed / usual)}× its median of ` +
+        `${formatDuration(usual * 1000)} over its last ${history.length} runs${why.length > 0 ? `: ${why.join('; ')}` : ''}`,
+      evidence: evidenceOf({
+        eventIds: [last.id],
+        facts: { table, elapsed_s: elapsed, median_elapsed_s: usual, history_runs: history.length, index_scans: last.details.index_scans, aggressive: last.details.aggressive },
+      }),
+    });
+  }
+  return findings;
+}
+
+function reasons(e: Report): string[] {
+  const d = e.details;
+  const out: string[] = [];
+  if (d.aggressive) out.push(`an aggressive run${d.wraparound ? ' to prevent wraparound' : ''} (it scans every page not yet frozen)`);
+  if (d.index_scans !== null && d.index_scans > 1) out.push(`${d.index_scans} index passes: the dead items did not fit in maintenance_work_mem / autovacuum_work_mem`);
+  if (d.delay_time_ms !== null && d.elapsed_s && d.delay_time_ms / 1000 >= d.elapsed_s / 2) {
+    out.push(`${Math.round((d.delay_time_ms / 10) / d.elapsed_s)}% of it asleep in the cost delay (autovacuum_vacuum_cost_limit / _delay)`);
+  }
+  return out;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function neverComing(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions): Finding[] {
+  const sinceMs = nowMs - o.growthWindowMs;
+  const reported = new Set(view.events('autovacuum', { sinceMs }).map((e) => `${e.target}\u0000${tableOf(e)}`));
+  const findings: Finding[] = [];
+  for (const dead of view.series(DEAD, { sinceMs })) {
+    const points = dead.points.filter((p) => p.value !== null);
+    const first = points[0];
+    const last = points[points.length - 1];
+    // The window must be covered (a table sampled for 5 min has not been neglected for an hour).
+    if (!first || !last || first.tsMs > sinceMs + o.growthWindowMs / 10 || last.tsMs < nowMs - o.growthWindowMs / 10) continue;
+    if (last.value! < o.minDeadTuples || last.value! - first.value! < o.minDeadTupleGrowth) continue;
+    const { labels, target } = dead;
+    const table = `${labels.datname}.${labels.schemaname}.${labels.relname}`;
+    if (reported.has(`${target}\u0000${table}`) || vacuumedIn(view, target, labels, sinceMs)) continue;
+    const live = view.latest(LIVE, { target, labels })[0]?.value ?? null;
+    const lastRunS = view.latest(LAST_AUTOVACUUM, { target, labels })[0]?.value ?? null;
+    const share = live !== null && live + last.value! > 0 ? ` (${Math.round((last.value! / (live + last.value!)) * 100)}% of its rows)` : '';
+    const lastRun = lastRunS === null ? 'never autovacuumed since the statistics were reset' : `last autovacuumed ${formatDuration(nowMs - lastRunS * 1000)} ago`;
+    findings.push({
+      dedupKey: findingKey(ID, target, table, 'not_vacuumed'),
+      target,
+      labels: { table, kind: 'not_vacuumed' },
+      summary: `autovacuum has not come to ${table} while its dead rows grew from ${formatCount(first.value!)} to ${formatCount(last.value!)}${share} ` +
+        `in ${formatDuration(last.tsMs - first.tsMs)}; ${lastRun}: autovacuum off for the table, every worker busy elsewhere, or thresholds far off`,
+      evidence: evidenceOf({
+        series: [citeLast(dead)],
+        facts: { table, dead_tuples: last.value!, dead_tuples_growth: last.value! - first.value!, live_tuples: live, last_autovacuum_s: lastRunS },
+      }),
+    });
+  }
+  return findings;
+}
+
+/** autovacuum_count moved in the window, or a vacuum of the table is running now. */
+function vacuumedIn(view: RuleView, target: string, labels: Labels, sinceMs: number): boolean {
+  if (view.latest(IN_PROGRESS, { target, labels }).length > 0) return true;
+  const counts = view.series(AUTOVACUUMS, { sinceMs, target, labels })[0]?.points.map((p) => p.value).filter((v): v is number => v !== null) ?? [];
+  return counts.length > 1 && counts[counts.length - 1]! > counts[0]!;
+}
+

@@ -1,0 +1,68 @@
+/**
+ * The daemon's own machinery around one live server, for rule scenario tests: a log tailer on the
+ * server's log directory, a poll scheduler with every collector (each every 500 ms) as the
+ * pg_monitor role (created by the caller on the primary: a standby gets it by replication), one StoreWriter into an in-memory store, and the rules engine writing alerts
+ * through AlertStore (quick interval, 2 s hold-down, summaries refreshed every 500 ms so they
+ * follow the incident). Tests wait on the alerts table, with deadlines.
+ */
+import { createCollectors } from '../../src/collectors/index.js';
+import { systemClock } from '../../src/domain/index.js';
+import { silentLogger } from '../../src/lib/logger.js';
+import { WebhookNotifier } from '../../src/notify/webhook.js';
+import { RULES_DEFAULTS, buildRules, type RulesOptions } from '../../src/rules/catalog.js';
+import { RuleEngine } from '../../src/rules/engine.js';
+import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
+import { LogTailer } from '../../src/sources/log-tailer.js';
+import { PollScheduler } from '../../src/sources/poll-scheduler.js';
+import { AlertStore } from '../../src/store/alert-store.js';
+import { openStore, type Db } from '../../src/store/open-store.js';
+import { StoreWriter } from '../../src/store/store-writer.js';
+import type { PgServer } from '../helpers/pg-harness.js';
+import { monitorDsn } from './collectors-rig.js';
+
+export const LIVE_TARGET = 'primary';
+
+export interface StoredAlert {
+  id: number;
+  state: string;
+  severity: string;
+  summary: string;
+  labels: string;
+  evidence: string;
+}
+
+export interface LiveRules {
+  db: Db;
+  alerts(ruleId: string): StoredAlert[];
+  transitions(alertId: number): unknown[];
+  stop(): Promise<void>;
+}
+
+export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET): Promise<LiveRules> {
+  const log = silentLogger();
+  const db = openStore(':memory:');
+  const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
+  const collectors = createCollectors();
+  const components = [writer, new PollScheduler({
+    target, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
+    intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
+  }), new LogTailer({
+    target, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
+    timezone: 'UTC', startAt: 'end', savedOffset: null, writer, clock: systemClock, log, pollIntervalMs: 100, idleFlushMs: 200,
+  }), new RuleEngine({
+    rules: buildRules({ disabled: [], thresholds }),
+    views: new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: 3_000 }),
+    alerts: new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/hook' })]),
+    clock: systemClock, log, commits: writer, options: { ...RULES_DEFAULTS, intervalMs: 500, holdDownMs: 2_000, refireMinIntervalMs: 500 },
+  })];
+  for (const c of components) await c.start();
+  return {
+    db,
+    alerts: (ruleId) => db.prepare('SELECT id, state, severity, summary, labels, evidence FROM alerts WHERE rule_id = ? ORDER BY id').all(ruleId) as StoredAlert[],
+    transitions: (alertId) => db.prepare('SELECT to_state FROM alert_transitions WHERE alert_id = ? ORDER BY id').pluck().all(alertId),
+    async stop() {
+      for (const c of components.reverse()) await c.stop();
+      db.close();
+    },
+  };
+}
