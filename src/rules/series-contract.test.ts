@@ -12,6 +12,7 @@
  * names such as SLOT_INFO) are checked too, for names only a branch this run does not reach reads.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -143,6 +144,33 @@ async function classifiedKinds(): Promise<Set<EventKind>> {
   return kinds;
 }
 
+/**
+ * Kinds no server here can be made to log in a test: the line PostgreSQL prints (from its source),
+ * which must still come out as the kind through the same pipeline.
+ */
+const NOT_PRODUCIBLE_HERE: Record<string, string> = {
+  // Needs the next XID within 40 million of wraparound (about 2.1 billion XIDs consumed).
+  wraparound_warning: '2026-01-01 00:00:00.000 UTC [4711] WARNING:  database "shop" must be vacuumed within 39999868 transactions\n',
+};
+
+async function classifiedKindsOf(lines: Record<string, string>): Promise<Set<EventKind>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgvigil-contract-'));
+  try {
+    const kinds = new Set<EventKind>();
+    for (const [expected, text] of Object.entries(lines)) {
+      const file = path.join(dir, `${expected}.log`);
+      fs.writeFileSync(file, text);
+      const parsed = await parseLogFile(file, { format: 'stderr', prefix: '%m [%p] ', timezone: 'UTC' });
+      const kind = parsed.events[0]?.kind;
+      expect(kind, `the line for ${expected}`).toBe(expected);
+      if (kind) kinds.add(kind);
+    }
+    return kinds;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('rules read only what collectors and classifiers write', () => {
   const recorded = recordRules();
 
@@ -163,6 +191,7 @@ describe('rules read only what collectors and classifiers write', () => {
 
   it('every event kind a rule reads is an EVENT_KIND the classifiers produce from real logs', async () => {
     const produced = await classifiedKinds();
+    for (const kind of await classifiedKindsOf(NOT_PRODUCIBLE_HERE)) produced.add(kind);
     const read = [...recorded.kinds].sort();
     expect(read.filter((kind) => !(EVENT_KINDS as readonly string[]).includes(kind))).toEqual([]);
     expect(read.filter((kind) => !produced.has(kind))).toEqual([]);
