@@ -12,11 +12,11 @@
  * immediate shutdown when the test process exits.
  */
 import { pgAvailability, pgInstall, type PgVersion } from './pg-binaries.js';
-import { Cluster, defaultSettings, type PgServer } from './pg-server.js';
-import { buildStandby } from './pg-standby.js';
+import { Cluster, startNewCluster, type PgServer } from '../../src/demo/pg-cluster.js';
+import { buildStandby } from '../../src/demo/pg-standby.js';
 
 export type { PgVersion } from './pg-binaries.js';
-export type { PgServer } from './pg-server.js';
+export type { PgServer } from '../../src/demo/pg-cluster.js';
 
 export interface ServerOptions {
   version: PgVersion;
@@ -35,17 +35,7 @@ export function availableVersions(): PgVersion[] {
 }
 
 export async function startPrimary(options: ServerOptions): Promise<PgServer> {
-  const cluster = await Cluster.create(pgInstall(options.version), options.name ?? 'primary');
-  try {
-    await cluster.initdb();
-    cluster.appendSettings('pgvigil test harness defaults', defaultSettings(cluster.port, cluster.serverPath(cluster.logDir)));
-    cluster.appendSettings('settings chosen by the test', options.settings ?? {});
-    await cluster.start();
-  } catch (error) {
-    await cluster.destroy();
-    throw error;
-  }
-  return track(cluster);
+  return track(await startNewCluster(pgInstall(options.version), options.name ?? 'primary', options.settings ?? {}));
 }
 
 /**
