@@ -6,7 +6,6 @@
  * long as the processes in that namespace: when the postmaster exits they vanish with it, so no
  * test, crashed or not, leaves a mount behind on the host and no reference count is needed.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { lookupUser, type Command } from '../../src/demo/pg-install.js';
 
