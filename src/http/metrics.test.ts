@@ -122,9 +122,11 @@ describe('Metrics from log events', () => {
 });
 
 describe('Metrics before any event', () => {
-  it('exports every log-derived counter at 0 for the configured targets and the databases pg_database lists', async () => {
-    const { writer, scrape } = setup({ targets: ['db1'] });
+  it('exports every log-derived counter at 0 for the configured targets and the databases pg_database lists, and each target\'s cluster', async () => {
+    const { writer, scrape } = setup({ targets: [{ name: 'db1', cluster: 'shop' }, { name: 'db2', cluster: null }] });
     const before = await scrape();
+    expect(before.get('pgvigil_target_info{target="db1",cluster="shop"}')).toBe(1);
+    expect(before.get('pgvigil_target_info{target="db2",cluster="db2"}')).toBe(1);
     expect(before.get('pg_log_events_total{target="db1",kind="lock_timeout",level="ERROR"}')).toBe(0);
     expect(before.get('pg_log_checkpoints_total{target="db1",kind="restartpoint"}')).toBe(0);
     expect(before.get('pg_log_crashes_total{target="db1"}')).toBe(0);

@@ -39,8 +39,11 @@ export interface MetricsOptions {
   /** Tables per target with their own log-derived series. Default 200. */
   maxTablesPerTarget?: number;
   sources?: SelfStatsSources;
-  /** The configured targets: their log-derived counters start at 0 before any event. */
-  targets?: readonly string[];
+  /**
+   * The configured targets: their log-derived counters start at 0 before any event, and
+   * pgvigil_target_info names each one's cluster (a target without one is its own).
+   */
+  targets?: ReadonlyArray<{ name: string; cluster: string | null }>;
   /** pgvigil's version for pgvigil_build_info. */
   version?: string;
 }
@@ -75,7 +78,11 @@ export class Metrics {
     const maxSeries = options.maxSeries ?? 50_000;
     const registers = [this.registry];
     this.logMetrics = new LogMetrics(this.registry, { maxTables: options.maxTablesPerTarget ?? 200 });
-    for (const target of options.targets ?? []) this.logMetrics.knowTarget(target);
+    const targetInfo = new Gauge({ name: 'pgvigil_target_info', help: 'One per target, always 1: its cluster, to aggregate any series by cluster (join on target).', labelNames: ['target', 'cluster'], registers });
+    for (const { name, cluster } of options.targets ?? []) {
+      this.logMetrics.knowTarget(name);
+      targetInfo.set({ target: name, cluster: cluster ?? name }, 1);
+    }
     registerSelfMetrics(this.registry, options.sources ?? {}, this.clock.nowMs());
     this.storeWrite = new Histogram({ name: 'pgvigil_store_write_duration_seconds', help: 'Duration of store commits (one transaction per batch).', buckets: WRITE_BUCKETS_SECONDS, registers });
     this.observeErrors = new Counter({ name: 'pgvigil_metrics_event_errors_total', help: 'Stored events the log-derived metrics could not count (details not as their kind promises), by kind.', labelNames: ['kind'], registers });
