@@ -11,10 +11,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Db } from '../../src/store/open-store.js';
+import { dashboardFiles, exposedFamilies, metricNamesIn, panelQueries } from '../helpers/dashboards.js';
 import { freePort } from '../helpers/pg-processes.js';
 
 const DURATION_S = 72;
 const RUN_TIMEOUT_MS = 150_000;
+const SCRAPE_INTERVAL_MS = 5_000;
+/**
+ * Series the demo's scenario cannot show, each for its reason; dashboards.test.ts still checks
+ * that pgvigil has them. Anything else a panel queries must be in the run's exposition.
+ */
+const NOT_IN_THIS_SCENARIO: Record<string, string> = {
+  pg_stat_progress_repack_heap_tuples_scanned: 'REPACK exists from PostgreSQL 19; the demo runs 18',
+  pg_stat_progress_repack_heap_tuples_written: 'REPACK exists from PostgreSQL 19; the demo runs 18',
+  pg_stat_progress_vacuum_heap_blocks_scanned: 'only while a vacuum runs; the demo\'s tables vacuum in milliseconds',
+  pg_replication_slots_catalog_xmin_age_xids: 'only for a logical slot; the demo has a physical one',
+};
 const DEMO_TEMP_DIR = /^pgvigil-(demo-|pg18-demo-primary-|pg18-standby-)/;
 
 interface AlertRow { rule_id: string; target: string; state: string; summary: string }
@@ -27,6 +39,8 @@ describe('pgvigil demo', () => {
   let exitCode: number | null = null;
   let tempBefore: Set<string>;
   let db: Db;
+  /** Every family the daemon's /metrics showed during the run. */
+  const exposed = new Set<string>();
 
   beforeAll(async () => {
     tempBefore = new Set(fs.readdirSync(os.tmpdir()).filter((name) => DEMO_TEMP_DIR.test(name)));
@@ -36,7 +50,13 @@ describe('pgvigil demo', () => {
     ], { stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const scrape = async () => {
+      const response = await fetch(`http://${listen}/metrics`).catch(() => null);
+      if (response?.ok) for (const name of exposedFamilies(await response.text())) exposed.add(name);
+    };
+    const scraper = setInterval(() => void scrape(), SCRAPE_INTERVAL_MS);
     exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearInterval(scraper);
     db = openStore(store, { readonly: true });
   }, RUN_TIMEOUT_MS + 10_000);
 
@@ -89,6 +109,12 @@ describe('pgvigil demo', () => {
     expect(report).toMatch(new RegExp(`^${dir}/report\\.(html|json)$`));
     expect(fs.readFileSync(report!, 'utf8')).toContain('ALTER TABLE orders has waited');
     expect(stdout).toContain(`store: ${store}\n`);
+  });
+
+  it.each(dashboardFiles())('every metric %s queries is in the exposition of the run', (file) => {
+    expect(exposed.size).toBeGreaterThan(100);
+    const missing = panelQueries(file).flatMap(({ title, expr }) => metricNamesIn(expr).filter((name) => !exposed.has(name) && !(name in NOT_IN_THIS_SCENARIO)).map((name) => `${title}: ${name}`));
+    expect(missing).toEqual([]);
   });
 
   it('leaves no process and no temporary directory behind', () => {
