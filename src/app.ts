@@ -55,6 +55,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     version: PGVIGIL_VERSION,
     descriptions: [...createCollectors().flatMap((c) => c.metrics), ...SCHEDULER_METRICS],
     maxTablesPerTarget: config.collectors.maxTablesPerDatabase,
+    targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })),
     sources: {
       tailers: () => targets.flatMap((t) => (t.tailer && t.logSource ? [tailerStats(t.target.name, t.logSource.path, t.tailer.stats())] : [])),
       collectors: () => targets.flatMap((t) => collectorStatsOf(t.target.name, t.scheduler.stats)),

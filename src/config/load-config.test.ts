@@ -111,6 +111,15 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('takes one Alertmanager URL or a list of them, and refuses one listed twice', () => {
+    expect(loadConfig({ file: file('am-one.yaml', 'notify:\n  alertmanager: { url: "http://am1:9093" }\n'), env: {} }).notify.alertmanager)
+      .toEqual({ urls: ['http://am1:9093'] });
+    expect(loadConfig({ file: file('am-two.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am2:9093"] }\n'), env: {} }).notify.alertmanager)
+      .toEqual({ urls: ['http://am1:9093', 'http://am2:9093'] });
+    const twice = file('am-twice.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am1:9093"] }\n');
+    expect(problemsOf(() => loadConfig({ file: twice, env: {} }))).toEqual([expect.stringMatching(/^notify\.alertmanager\.url\.1: http:\/\/am1:9093 is listed twice/)]);
+  });
+
   it('reads secrets from files and refuses an unreadable one', () => {
     const key = file('routing-key', 'R0UT1NGKEY\n');
     const ok = loadConfig({ file: file('pd.yaml', `notify:\n  pagerduty:\n    routing_key_file: ${key}\n`), env: {} });

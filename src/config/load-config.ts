@@ -42,7 +42,8 @@ export interface Config {
   retention: { maxAgeMs: number; maxSizeBytes: number };
   notify: {
     pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } | null;
-    alertmanager: { url: string } | null;
+    /** Every Alertmanager to send each alert to (one, or the members of an HA cluster). */
+    alertmanager: { urls: string[] } | null;
     webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null }>;
   };
   rules: RulesOptions;
@@ -205,7 +206,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576 },
     notify: {
       pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms } : null,
-      alertmanager: raw.notify.alertmanager,
+      alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat() },
       webhooks: raw.notify.webhooks.map((w, i) => ({
         url: w.url,
         name: w.name,

@@ -96,7 +96,20 @@ const pagerduty = z
   })
   .strict();
 
-const alertmanager = z.object({ url: z.string().url() }).strict();
+const alertmanager = z
+  .object({
+    /**
+     * One Alertmanager, or every Alertmanager of an HA cluster: each gets every alert (its
+     * clustering deduplicates the notifications), each from its own outbox channel.
+     */
+    url: z.union([z.string().url(), z.array(z.string().url()).min(1)]).superRefine((url, ctx) => {
+      if (typeof url === 'string') return;
+      url.forEach((u, i) => {
+        if (url.indexOf(u) < i) ctx.addIssue({ code: 'custom', path: [i], message: `${u} is listed twice` });
+      });
+    }),
+  })
+  .strict();
 
 const webhook = z
   .object({

@@ -69,9 +69,10 @@ export interface LockObject {
 }
 
 /** Recovery-conflict reasons (13-18 STARTUP_DEADLOCK is startup_deadlock; `deadlock` is 19's split). */
-export type RecoveryConflictReason =
-  | 'bufferpin' | 'lock' | 'tablespace' | 'snapshot' | 'logical_slot' | 'startup_deadlock' | 'deadlock'
-  | 'database';
+export const RECOVERY_CONFLICT_REASONS = [
+  'bufferpin', 'lock', 'tablespace', 'snapshot', 'logical_slot', 'startup_deadlock', 'deadlock', 'database',
+] as const;
+export type RecoveryConflictReason = (typeof RECOVERY_CONFLICT_REASONS)[number];
 
 /** Who, where and what, for kinds raised in a client backend. */
 export interface SessionFields {

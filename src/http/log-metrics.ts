@@ -2,17 +2,25 @@
  * Metrics derived from classified log events, updated as the store commits them (never at
  * scrape time). Names start with `pg_log_`: they count what PostgreSQL reported in its log.
  *
+ * Every counter starts at 0 for the label sets known before its first event (Prometheus practice:
+ * rate() and every panel work from the first scrape): per target from the start, per database
+ * once the database is known. Per-table series are not: the tables are too many.
+ *
  * Per-table series (autovacuum elapsed, dead-but-not-removable tuples) are kept for at most
  * `maxTables` tables per target; later tables are counted under schemaname="" relname="" of
  * their database (an empty name no PostgreSQL table can have), so no run goes uncounted.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { AnyLogEvent } from '../domain/index.js';
+import { EVENT_KINDS, RECOVERY_CONFLICT_REASONS, type AnyLogEvent } from '../domain/index.js';
 
 export interface LogMetricsOptions {
   /** Distinct tables per target with their own per-table series. */
   maxTables: number;
 }
+
+/** What a server log holds at the default log_min_messages (warning): the levels events come at. */
+const SERVER_LOG_LEVELS = ['LOG', 'WARNING', 'ERROR', 'FATAL', 'PANIC'] as const;
+const PARALLEL_PHASES = ['index_vacuum', 'index_cleanup'] as const;
 
 const ELAPSED_BUCKETS_SECONDS = [0.1, 1, 10, 60, 300, 1_800, 3_600, 4 * 3_600, 12 * 3_600];
 const WAIT_BUCKETS_SECONDS = [0.1, 1, 5, 15, 30, 60, 120, 300, 900];
@@ -32,6 +40,7 @@ export class LogMetrics {
   private readonly checkpoints;
   private readonly crashes;
   private readonly tables = new Map<string, Set<string>>();
+  private readonly knownDatabases = new Set<string>();
 
   constructor(registry: Registry, private readonly options: LogMetricsOptions) {
     const registers = [registry];
@@ -65,6 +74,27 @@ export class LogMetrics {
     this.deadlocks = new Counter({ name: 'pg_log_deadlocks_total', help: 'Deadlocks detected.', labelNames: ['target', 'datname'], registers });
     this.checkpoints = new Counter({ name: 'pg_log_checkpoints_total', help: 'Completed checkpoints and restartpoints reported in the log (log_checkpoints).', labelNames: ['target', 'kind'], registers });
     this.crashes = new Counter({ name: 'pg_log_crashes_total', help: 'Server processes that exited abnormally (the postmaster then resets every session).', labelNames: ['target'], registers });
+  }
+
+  /** Zero series for what a target can report whatever its databases. */
+  knowTarget(target: string): void {
+    for (const kind of EVENT_KINDS) for (const level of SERVER_LOG_LEVELS) this.events.inc({ target, kind, level }, 0);
+    for (const kind of ['checkpoint', 'restartpoint']) this.checkpoints.inc({ target, kind }, 0);
+    this.crashes.inc({ target }, 0);
+    for (const reason of RECOVERY_CONFLICT_REASONS) this.conflictWait.zero({ target, reason });
+  }
+
+  /** Zero series for what one database of a target can report (once; later calls are cheap). */
+  knowDatabase(target: string, datname: string): void {
+    const key = `${target}\u0000${datname}`;
+    if (this.knownDatabases.has(key)) return;
+    this.knownDatabases.add(key);
+    for (const counter of [this.autovacuumRuns, this.autoanalyzeRuns, this.lockTimeouts, this.deadlocks]) counter.inc({ target, datname }, 0);
+    for (const reason of RECOVERY_CONFLICT_REASONS) this.conflicts.inc({ target, datname, reason }, 0);
+    for (const phase of PARALLEL_PHASES) {
+      this.parallelPlanned.inc({ target, datname, phase }, 0);
+      this.parallelLaunched.inc({ target, datname, phase }, 0);
+    }
   }
 
   observe(event: AnyLogEvent): void {

@@ -121,6 +121,30 @@ describe('Metrics from log events', () => {
   });
 });
 
+describe('Metrics before any event', () => {
+  it('exports every log-derived counter at 0 for the configured targets and the databases pg_database lists, and each target\'s cluster', async () => {
+    const { writer, scrape } = setup({ targets: [{ name: 'db1', cluster: 'shop' }, { name: 'db2', cluster: null }] });
+    const before = await scrape();
+    expect(before.get('pgvigil_target_info{target="db1",cluster="shop"}')).toBe(1);
+    expect(before.get('pgvigil_target_info{target="db2",cluster="db2"}')).toBe(1);
+    expect(before.get('pg_log_events_total{target="db1",kind="lock_timeout",level="ERROR"}')).toBe(0);
+    expect(before.get('pg_log_checkpoints_total{target="db1",kind="restartpoint"}')).toBe(0);
+    expect(before.get('pg_log_crashes_total{target="db1"}')).toBe(0);
+    expect(before.get('pg_log_recovery_conflict_wait_seconds_count{target="db1",reason="lock"}')).toBe(0);
+    expect([...before.keys()].some((k) => k.includes('datname='))).toBe(false);
+
+    writer.enqueue({ samples: ['shop', 'template0'].map((datname) => sample('pg_database_datfrozenxid_age_xids', { datname }, 700)) });
+    expect(writer.flush()).toBe(true);
+    const after = await scrape();
+    for (const name of ['pg_log_autovacuum_runs_total', 'pg_log_autoanalyze_runs_total', 'pg_log_lock_timeouts_total', 'pg_log_deadlocks_total']) {
+      expect(after.get(`${name}{target="db1",datname="shop"}`)).toBe(0);
+    }
+    expect(after.get('pg_log_recovery_conflicts_total{target="db1",datname="shop",reason="snapshot"}')).toBe(0);
+    expect(after.get('pg_log_autovacuum_parallel_workers_launched_total{target="db1",datname="shop",phase="index_cleanup"}')).toBe(0);
+    expect([...after.keys()].some((k) => k.includes('datname="template0"') && k.startsWith('pg_log_'))).toBe(false);
+  });
+});
+
 describe('Metrics from a malformed event', () => {
   it('counts an event whose details break their kind contract instead of throwing into the writer', async () => {
     const { writer, scrape } = setup();

@@ -39,6 +39,11 @@ export interface MetricsOptions {
   /** Tables per target with their own log-derived series. Default 200. */
   maxTablesPerTarget?: number;
   sources?: SelfStatsSources;
+  /**
+   * The configured targets: their log-derived counters start at 0 before any event, and
+   * pgvigil_target_info names each one's cluster (a target without one is its own).
+   */
+  targets?: ReadonlyArray<{ name: string; cluster: string | null }>;
   /** pgvigil's version for pgvigil_build_info. */
   version?: string;
 }
@@ -55,6 +60,7 @@ export interface AlertSource {
   onTransition(listener: (result: { alert: Alert }) => void): void;
 }
 
+const DATABASE_LIST_SAMPLE = 'pg_database_datfrozenxid_age_xids';
 const WRITE_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
 
 export class Metrics {
@@ -72,6 +78,11 @@ export class Metrics {
     const maxSeries = options.maxSeries ?? 50_000;
     const registers = [this.registry];
     this.logMetrics = new LogMetrics(this.registry, { maxTables: options.maxTablesPerTarget ?? 200 });
+    const targetInfo = new Gauge({ name: 'pgvigil_target_info', help: 'One per target, always 1: its cluster, to aggregate any series by cluster (join on target).', labelNames: ['target', 'cluster'], registers });
+    for (const { name, cluster } of options.targets ?? []) {
+      this.logMetrics.knowTarget(name);
+      targetInfo.set({ target: name, cluster: cluster ?? name }, 1);
+    }
     registerSelfMetrics(this.registry, options.sources ?? {}, this.clock.nowMs());
     this.storeWrite = new Histogram({ name: 'pgvigil_store_write_duration_seconds', help: 'Duration of store commits (one transaction per batch).', buckets: WRITE_BUCKETS_SECONDS, registers });
     this.observeErrors = new Counter({ name: 'pgvigil_metrics_event_errors_total', help: 'Stored events the log-derived metrics could not count (details not as their kind promises), by kind.', labelNames: ['kind'], registers });
@@ -118,6 +129,10 @@ export class Metrics {
    */
   observe(result: FlushResult): void {
     this.latest.add(result.samples, this.clock.nowMs(), result.snapshots);
+    for (const s of result.samples) {
+      // pg_database lists every database: their per-database counters start at 0 (template0 takes no connections).
+      if (s.name === DATABASE_LIST_SAMPLE && s.labels.datname && s.labels.datname !== 'template0') this.logMetrics.knowDatabase(s.target, s.labels.datname);
+    }
     for (const stored of result.events) {
       try {
         this.logMetrics.observe(stored.event);

@@ -58,6 +58,8 @@ describe('buildNotifiers', () => {
   it.each([
     ['pagerduty', `pagerduty: { routing_key: ${ROUTING_KEY} }`, [[PagerDutyNotifier, 'pagerduty']]],
     ['alertmanager', 'alertmanager: { url: "http://127.0.0.1:9093" }', [[AlertmanagerNotifier, 'alertmanager']]],
+    ['an Alertmanager cluster', 'alertmanager: { url: ["http://am1:9093", "http://am2:9093/", "http://am2:9094/proxied"] }',
+      [[AlertmanagerNotifier, 'alertmanager:am1:9093'], [AlertmanagerNotifier, 'alertmanager:am2:9093'], [AlertmanagerNotifier, 'alertmanager:am2:9094/proxied']]],
     ['one webhook', 'webhooks: [{ url: "http://127.0.0.1:1/a" }]', [[WebhookNotifier, 'webhook']]],
     ['three webhooks', 'webhooks: [{ url: "http://127.0.0.1:1/a" }, { url: "http://127.0.0.1:1/b" }, { url: "http://127.0.0.1:1/c" }]',
       [[WebhookNotifier, 'webhook'], [WebhookNotifier, 'webhook-2'], [WebhookNotifier, 'webhook-3']]],

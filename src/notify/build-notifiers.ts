@@ -20,11 +20,23 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
       clusterFor: (target) => clusterOf.get(target) ?? null,
     }));
   }
-  if (alertmanager) notifiers.push(new AlertmanagerNotifier({ url: alertmanager.url }));
+  // Every Alertmanager of an HA cluster gets every alert, from its own channel: one that is down
+  // never holds up the others. A channel is named by its URL, so reordering the list moves nothing.
+  const alertmanagers = alertmanager?.urls ?? [];
+  for (const url of alertmanagers) {
+    const channel = alertmanagers.length === 1 ? 'alertmanager' : `alertmanager:${alertmanagerName(url)}`;
+    notifiers.push(new AlertmanagerNotifier({ url, channel }));
+  }
   // Each webhook is its own outbox channel, so one slow receiver never holds up another.
   webhooks.forEach((webhook, i) => {
     const channel = webhook.name !== null ? `webhook:${webhook.name}` : i === 0 ? 'webhook' : `webhook-${i + 1}`;
     notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel }));
   });
   return notifiers;
+}
+
+/** host:port and path of an Alertmanager's URL (what tells two members of a cluster apart). */
+function alertmanagerName(url: string): string {
+  const { host, pathname } = new URL(url);
+  return `${host}${pathname.replace(/\/+$/, '')}`;
 }

@@ -2,8 +2,9 @@
  * Which errors are the connection's rather than the query's: the poll scheduler reconnects or
  * re-probes on those, and counts the rest per collector.
  */
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { errorCode, isConnectionError } from './database-pools.js';
+import { databaseClientConfig, errorCode, isConnectionError } from './database-pools.js';
 
 describe('errorCode / isConnectionError', () => {
   it.each([
@@ -20,5 +21,21 @@ describe('errorCode / isConnectionError', () => {
   ])('%j -> %s', (err, code, connection) => {
     expect(errorCode(err)).toBe(code);
     expect(isConnectionError(code)).toBe(connection);
+  });
+});
+
+describe('databaseClientConfig', () => {
+  // What node-postgres will connect to: its own reading of the config, not ours.
+  const databaseOf = (config: pg.ClientConfig) => new pg.Client(config).database;
+
+  it.each([
+    ['a dsn', 'postgres://pgvigil@db1:5432/postgres'],
+    ['a config with a dsn (as the daemon passes it)', { connectionString: 'postgres://pgvigil@db1:5432/postgres', application_name: 'pgvigil' }],
+    ['a config without a dsn', { host: 'db1', database: 'postgres' }],
+  ])('%s connects to the database asked for, keeping the rest', (_, connection) => {
+    expect(databaseOf(databaseClientConfig(connection, 'shop'))).toBe('shop');
+    expect(databaseOf(databaseClientConfig(connection, 'two words'))).toBe('two words');
+    expect(databaseOf(databaseClientConfig(connection, null))).toBe('postgres');
+    expect(new pg.Client(databaseClientConfig(connection, 'shop')).host).toBe('db1');
   });
 });

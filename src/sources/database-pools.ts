@@ -143,13 +143,22 @@ export class DatabasePools {
   }
 
   private clientConfig(db: string | null): pg.ClientConfig {
-    const { connection } = this.options;
-    if (typeof connection !== 'string') return db === null ? { ...connection } : { ...connection, database: db };
-    if (db === null) return { connectionString: connection };
-    const url = new URL(connection);
-    url.pathname = `/${encodeURIComponent(db)}`;
-    return { connectionString: url.toString() };
+    return databaseClientConfig(this.options.connection, db);
   }
+}
+
+/**
+ * The target's connection, to database db (null: as configured). node-postgres lets a
+ * connectionString's database win over `database`, so a URL gets its path replaced; without that,
+ * every per-database collector of a target configured by dsn queried the main database.
+ */
+export function databaseClientConfig(connection: string | pg.ClientConfig, db: string | null): pg.ClientConfig {
+  const config: pg.ClientConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
+  if (db === null) return config;
+  if (config.connectionString === undefined) return { ...config, database: db };
+  const url = new URL(config.connectionString);
+  url.pathname = `/${encodeURIComponent(db)}`;
+  return { ...config, connectionString: url.toString() };
 }
 
 const INT8_OID = 20;

@@ -6,9 +6,8 @@
  * long as the processes in that namespace: when the postmaster exits they vanish with it, so no
  * test, crashed or not, leaves a mount behind on the host and no reference count is needed.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import type { Command } from './pg-binaries.js';
+import { lookupUser, type Command } from '../../src/demo/pg-install.js';
 
 // $1 = chroot root, $2 = uid:gid, the rest = program and arguments (passed positionally: no quoting).
 const ENTER_SCRIPT = [
@@ -36,12 +35,4 @@ export function chrootUser(root: string, name: string): { uid: number; gid: numb
   const user = lookupUser(name, path.join(root, 'etc/passwd'));
   if (!user) throw new Error(`the PG 19 chroot ${root} has no user ${name}: rerun scripts/setup-pg19-chroot.sh`);
   return user;
-}
-
-export function lookupUser(name: string, passwdFile = '/etc/passwd'): { uid: number; gid: number } | undefined {
-  for (const line of fs.readFileSync(passwdFile, 'utf8').split('\n')) {
-    const [user, , uid, gid] = line.split(':');
-    if (user === name && uid !== undefined && gid !== undefined) return { uid: Number(uid), gid: Number(gid) };
-  }
-  return undefined;
 }

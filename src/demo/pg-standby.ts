@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { chownTo, Cluster, SUPERUSER, waitUntil, type Settings } from './pg-server.js';
+import { chownTo, Cluster, SUPERUSER, waitUntil, type Settings } from './pg-cluster.js';
 
 const STREAMING_WAIT_MS = 60_000;
 
@@ -29,7 +29,7 @@ export async function buildStandby(primary: Cluster, name: string, settings: Set
     standby.writeOwned(path.join(standby.dataDir, 'backup_label'), labels.labelFile);
     if (labels.spcmapFile) standby.writeOwned(path.join(standby.dataDir, 'tablespace_map'), labels.spcmapFile);
     standby.writeOwned(path.join(standby.dataDir, 'standby.signal'), '');
-    standby.appendSettings(`pgvigil test harness: standby ${name} of port ${primary.port}`, {
+    standby.appendSettings(`pgvigil: standby ${name} of port ${primary.port}`, {
       port: standby.port,
       log_directory: standby.serverPath(standby.logDir),
       primary_conninfo: `host=${primary.host} port=${primary.port} user=${SUPERUSER} application_name=${name}`,

@@ -1,0 +1,139 @@
+/**
+ * `pgvigil demo` end to end, as an operator runs it (the built CLI, --duration instead of
+ * Ctrl-C) on a real PostgreSQL 18 primary and streaming standby: the alerts the incident is about
+ * fire, naming the horizon's holder, the databases held back, the recovery conflict's reason and
+ * the lock queue ended by lock_timeout; the terminal tells it; and nothing is left running or on
+ * disk but the store and the report asked for.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Db } from '../../src/store/open-store.js';
+import { dashboardFiles, exposedFamilies, metricNamesIn, panelQueries } from '../helpers/dashboards.js';
+import { freePort } from '../helpers/pg-processes.js';
+
+const DURATION_S = 72;
+const RUN_TIMEOUT_MS = 150_000;
+const SCRAPE_INTERVAL_MS = 5_000;
+/**
+ * Series the demo's scenario cannot show, each for its reason; dashboards.test.ts still checks
+ * that pgvigil has them. Anything else a panel queries must be in the run's exposition.
+ */
+const NOT_IN_THIS_SCENARIO: Record<string, string> = {
+  pg_stat_progress_repack_heap_tuples_scanned: 'REPACK exists from PostgreSQL 19; the demo runs 18',
+  pg_stat_progress_repack_heap_tuples_written: 'REPACK exists from PostgreSQL 19; the demo runs 18',
+  pg_stat_progress_vacuum_heap_blocks_scanned: 'only while a vacuum runs; the demo\'s tables vacuum in milliseconds',
+  pg_replication_slots_catalog_xmin_age_xids: 'only for a logical slot; the demo has a physical one',
+};
+const DEMO_TEMP_DIR = /^pgvigil-(demo-|pg18-demo-primary-|pg18-standby-)/;
+
+interface AlertRow { rule_id: string; target: string; state: string; summary: string }
+
+describe('pgvigil demo', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgvigil-demo-test-'));
+  const store = path.join(dir, 'store.db');
+  let stdout = '';
+  let stderr = '';
+  let exitCode: number | null = null;
+  let tempBefore: Set<string>;
+  let db: Db;
+  /** Every family the daemon's /metrics showed during the run. */
+  const exposed = new Set<string>();
+
+  beforeAll(async () => {
+    tempBefore = new Set(fs.readdirSync(os.tmpdir()).filter((name) => DEMO_TEMP_DIR.test(name)));
+    const listen = `127.0.0.1:${await freePort()}`;
+    const child = spawn(process.execPath, [
+      'bin/pgvigil.js', 'demo', '--duration', String(DURATION_S), '--listen', listen, '--db', store, '--report', path.join(dir, 'report.html'),
+    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const scrape = async () => {
+      const response = await fetch(`http://${listen}/metrics`).catch(() => null);
+      if (response?.ok) for (const name of exposedFamilies(await response.text())) exposed.add(name);
+    };
+    const scraper = setInterval(() => void scrape(), SCRAPE_INTERVAL_MS);
+    exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearInterval(scraper);
+    db = openStore(store, { readonly: true });
+  }, RUN_TIMEOUT_MS + 10_000);
+
+  afterAll(() => {
+    db?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const alerts = (ruleId: string) => db.prepare('SELECT rule_id, target, state, summary FROM alerts WHERE rule_id = ? ORDER BY id').all(ruleId) as AlertRow[];
+
+  it('ends by itself after --duration, with exit code 0', () => {
+    expect({ exitCode, stderr }).toEqual({ exitCode: 0, stderr: '' });
+  });
+
+  it('names what holds the xmin horizon on both servers, and vacuum held back in both databases', () => {
+    const byTarget = Object.fromEntries(alerts('xmin-horizon-held').map((a) => [a.target, a.summary]));
+    expect(byTarget.primary).toMatch(/^xmin horizon is [\d,]+ XIDs old, held by physical slot standby_\d+ \(a standby's hot_standby_feedback.*\); vacuum cannot remove rows deleted since, in every database$/);
+    expect(byTarget.standby).toMatch(/held by session pid \d+ \(postgres@billing, active, application monthly-report\).*in database billing$/);
+    // Autovacuum's own reports: rows it could not remove, in shop and in billing.
+    const heldBack = db.prepare(`SELECT DISTINCT json_extract(details, '$.database') FROM events
+      WHERE target = 'primary' AND kind = 'autovacuum' AND json_extract(details, '$.tuples_dead_not_removable') > 0`).pluck().all();
+    expect(heldBack).toEqual(expect.arrayContaining(['shop', 'billing']));
+  });
+
+  it('names the recovery conflict replay waits on, and the standby query it cancelled', () => {
+    const [stalled] = alerts('replay-stalled');
+    expect(stalled?.target).toBe('standby');
+    expect(stalled?.summary).toMatch(/replay waiting on a lock held by standby query pid \d+ \(recovery conflict on lock; DROP TABLE on primary at [\d:]+ UTC is next to replay\)$/);
+    expect(stalled?.state).toBe('resolved');
+    expect(alerts('replica-lag-over-lb-limit')[0]?.summary).toMatch(/^standby is \d+ s behind the primary, past the 10 s at which load balancers drop it: replay waiting on a lock/);
+    const cancelled = db.prepare(`SELECT message, json_extract(details, '$.reason') AS reason, database FROM events
+      WHERE target = 'standby' AND kind = 'recovery_conflict'`).all();
+    expect(cancelled).toContainEqual({ message: 'canceling statement due to conflict with recovery', reason: 'lock', database: 'shop' });
+  });
+
+  it('names the ALTER TABLE stuck in the lock queue with the queries behind it, ended by lock_timeout', () => {
+    const [queue] = alerts('drop-blocks-lock-queue');
+    expect(queue?.summary).toMatch(/^ALTER TABLE orders has waited \d+ s for AccessExclusiveLock behind pid \d+ and blocks [3-9] queries queued behind it$/);
+    expect(queue?.state).toBe('resolved');
+    const timeouts = db.prepare(`SELECT json_extract(details, '$.statement') FROM events WHERE target = 'primary' AND kind = 'lock_timeout'`).pluck().all();
+    expect(timeouts).toEqual(['ALTER TABLE orders ADD COLUMN note text']);
+  });
+
+  it('tells the story in the terminal: each alert as it fires (with its page) and resolves, then the report', () => {
+    for (const rule of ['xmin-horizon-held', 'replay-stalled', 'replica-lag-over-lb-limit', 'drop-blocks-lock-queue']) {
+      expect(stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  FIRING   ${rule} \\(\\w+, (primary|standby)\\): .+\\n {9}http://127\\.0\\.0\\.1:\\d+/api/alerts/\\d+$`, 'm'));
+    }
+    expect(stdout).toMatch(/^\d\d:\d\d:\d\d {2}RESOLVED drop-blocks-lock-queue \(primary\): ALTER TABLE orders/m);
+    const report = /^\d\d:\d\d:\d\d {2}report: (\S+)/m.exec(stdout)?.[1];
+    expect(report).toMatch(new RegExp(`^${dir}/report\\.(html|json)$`));
+    expect(fs.readFileSync(report!, 'utf8')).toContain('ALTER TABLE orders has waited');
+    expect(stdout).toContain(`store: ${store}\n`);
+  });
+
+  it.each(dashboardFiles())('every metric %s queries is in the exposition of the run', (file) => {
+    expect(exposed.size).toBeGreaterThan(100);
+    const missing = panelQueries(file).flatMap(({ title, expr }) => metricNamesIn(expr).filter((name) => !exposed.has(name) && !(name in NOT_IN_THIS_SCENARIO)).map((name) => `${title}: ${name}`));
+    expect(missing).toEqual([]);
+  });
+
+  it('leaves no process and no temporary directory behind', () => {
+    const leftDirs = fs.readdirSync(os.tmpdir()).filter((name) => DEMO_TEMP_DIR.test(name) && !tempBefore.has(name));
+    expect(leftDirs).toEqual([]);
+    const serverDirs = [...stdout.matchAll(/\(log (\S+)\/log\)/g)].map((m) => m[1]!);
+    expect(serverDirs).toHaveLength(2);
+    // The daemon's command line names the store; the servers' name their data directories.
+    const running = processCommandLines().filter((line) => [store, ...serverDirs].some((needle) => line.includes(needle)));
+    expect(running).toEqual([]);
+  });
+});
+
+function processCommandLines(): string[] {
+  return fs.readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).flatMap((pid) => {
+    try {
+      return [fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ')];
+    } catch {
+      return []; // exited while we looked
+    }
+  });
+}
