@@ -137,8 +137,8 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     if (incidentFromIso !== null && fs.existsSync(store)) {
       try {
         const reportFile = path.resolve(flags.report ?? `pgvigil-demo-${DateTime.now().toFormat("yyyyMMdd'T'HHmmss")}.html`);
-        const report = await writeReport(store, incidentFromIso, new Date().toISOString(), reportFile);
-        say(`report: ${report.file}${report.note ? ` (${report.note})` : ''}`);
+        await writeReport(store, incidentFromIso, new Date().toISOString(), reportFile);
+        say(`report: ${reportFile}`);
       } catch (error) {
         process.stderr.write(`pgvigil demo: ${(error as Error).message}\n`);
         code = EXIT.FAILURE;

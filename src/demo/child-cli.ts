@@ -69,27 +69,10 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-export interface WrittenReport {
-  file: string;
-  format: 'html' | 'json';
-  /** Why the report is not HTML, when it is not. */
-  note: string | null;
-}
-
-/**
- * `pgvigil report --format html -o <file>` over the demo's window; a pgvigil whose report has no
- * --format yet writes its --json output instead, next to where the HTML would have been.
- */
-export async function writeReport(store: string, fromIso: string, toIso: string, htmlFile: string): Promise<WrittenReport> {
-  const window = ['report', '--db', store, '--from', fromIso, '--to', toIso];
-  const html = await runCli([...window, '--format', 'html', '-o', htmlFile]);
-  if (html.code === 0) return { file: htmlFile, format: 'html', note: null };
-  if (!/unknown option/.test(html.stderr)) throw new Error(`pgvigil report failed (exit ${html.code}): ${html.stderr.trim()}`);
-  const json = await runCli([...window, '--json']);
-  if (json.code !== 0) throw new Error(`pgvigil report --json failed (exit ${json.code}): ${json.stderr.trim()}`);
-  const jsonFile = htmlFile.replace(/\.html?$/i, '') + '.json';
-  fs.writeFileSync(jsonFile, json.stdout);
-  return { file: jsonFile, format: 'json', note: 'this pgvigil report has no --format html yet: wrote its --json output' };
+/** `pgvigil report --format html -o <file>` over the demo's window. */
+export async function writeReport(store: string, fromIso: string, toIso: string, htmlFile: string): Promise<void> {
+  const result = await runCli(['report', '--db', store, '--from', fromIso, '--to', toIso, '--format', 'html', '-o', htmlFile]);
+  if (result.code !== 0) throw new Error(`pgvigil report failed (exit ${result.code}): ${result.stderr.trim()}`);
 }
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
