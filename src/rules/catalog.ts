@@ -18,6 +18,7 @@ import { replicaLagOverLbLimit, DEFAULTS as LAG } from './replica-lag-over-lb-li
 import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
 import type { Rule } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
+import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { xminHorizonHeld, DEFAULTS as XMIN } from './xmin-horizon-held.js';
 
 /** Rule factories by id; each takes its full options object. */
@@ -32,6 +33,7 @@ export const RULES = {
   'xmin-horizon-held': { create: xminHorizonHeld, defaults: XMIN },
   'parallel-autovacuum-starved': { create: parallelAutovacuumStarved, defaults: PARALLEL_STARVED },
   'server-crashed': { create: serverCrashed, defaults: CRASHED },
+  'vacuum-held-back': { create: vacuumHeldBack, defaults: HELD_BACK },
 } as const;
 
 export type RuleId = keyof typeof RULES;
