@@ -3,6 +3,7 @@
  * empty sections left out. Pure: result in, text out.
  */
 import type { AnalyzeSummary, Ranked } from './analyze-summary.js';
+import { renderAlertsSection, type OfflineAlert } from './alerts-text.js';
 
 export interface AnalyzeFileReport {
   path: string;
@@ -24,6 +25,8 @@ export interface AnalyzeReport {
   over_long_lines: number;
   events_by_kind: AnalyzeSummary['events_by_kind'];
   summary: AnalyzeSummary;
+  /** With --rules: what the rules concluded, replayed on the log's time. */
+  alerts?: OfflineAlert[];
 }
 
 export function renderAnalyzeText(report: AnalyzeReport): string {
@@ -37,6 +40,7 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
     out.push(`  ${f.path}: ${what}`);
   }
 
+  out.push(...renderAlertsSection(report.alerts));
   out.push(...renderSummarySections(s));
 
   const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);

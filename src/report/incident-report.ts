@@ -5,7 +5,7 @@
  * the API read the store and hand them over.
  */
 import { DateTime } from 'luxon';
-import type { Alert, AlertState, AnyLogEvent } from '../domain/index.js';
+import { basisOf, type Alert, type AlertBasis, type AlertState, type AnyLogEvent } from '../domain/index.js';
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
 
@@ -28,7 +28,7 @@ export interface IncidentReport {
   from: string;
   to: string;
   target: string | null;
-  alerts: Array<{ id: number; rule: string; severity: string; state: AlertState; target: string; started: string; resolved: string | null; summary: string }>;
+  alerts: Array<{ id: number; rule: string; severity: string; state: AlertState; target: string; started: string; resolved: string | null; summary: string; basis: AlertBasis }>;
   timeline: TimelineEntry[];
   /** Timeline entries left out past the cap (the most recent are kept). */
   timeline_omitted: number;
@@ -72,7 +72,7 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
     target: input.target,
     alerts: input.alerts.map((a) => ({
       id: a.id, rule: a.ruleId, severity: a.severity, state: a.state, target: a.target,
-      started: iso(a.startedMs), resolved: a.resolvedMs === null ? null : iso(a.resolvedMs), summary: a.summary,
+      started: iso(a.startedMs), resolved: a.resolvedMs === null ? null : iso(a.resolvedMs), summary: a.summary, basis: basisOf(a.evidence),
     })),
     timeline,
     timeline_omitted: omitted,
@@ -81,7 +81,7 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
 }
 
 /** Classified events, and anything at ERROR or worse; plain statement lines are not notable. */
-function isNotable(event: AnyLogEvent): boolean {
+export function isNotable(event: AnyLogEvent): boolean {
   return event.kind !== 'generic' || event.level === 'ERROR' || event.level === 'FATAL' || event.level === 'PANIC';
 }
 
@@ -106,7 +106,7 @@ export function renderIncidentReportText(report: IncidentReport): string {
   if (report.alerts.length === 0) out.push('  none fired in this window');
   for (const a of report.alerts) {
     out.push(`  #${a.id} ${a.severity.toUpperCase()} ${a.rule} on ${a.target}: ${a.summary}`);
-    out.push(`      fired ${a.started}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}`);
+    out.push(`      fired ${a.started}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}; basis: ${a.basis}`);
   }
   out.push('', `Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})`);
   for (const e of report.timeline) out.push(`  ${e.ts} ${e.target} ${e.what.padEnd(22)} ${e.text}`);

@@ -46,10 +46,7 @@ export function vacuumHeldBack(options: VacuumHeldBackOptions = DEFAULTS): Rule 
     severity: 'warning',
     description: 'Autovacuum reports dead rows it may not remove at a removable cutoff that does not advance; says whether the holder is server-wide or in one database.',
     evaluate(view, nowMs) {
-      const byTarget = new Map<string, Report[]>();
-      for (const e of view.events('autovacuum', { sinceMs: nowMs - options.lookbackMs })) {
-        byTarget.set(e.target, [...(byTarget.get(e.target) ?? []), e]);
-      }
+      const byTarget = groupBy(view.events('autovacuum', { sinceMs: nowMs - options.lookbackMs }), (e) => e.target);
       const findings: Finding[] = [];
       for (const [target, reports] of byTarget) {
         for (const hold of stuckCutoffs(reports, options)) findings.push(finding(view, target, hold));
@@ -67,21 +64,17 @@ interface Hold {
 }
 
 function stuckCutoffs(reports: Report[], options: VacuumHeldBackOptions): Hold[] {
-  const byCutoff = new Map<number, Report[]>();
-  for (const e of reports) {
-    const cutoff = e.details.removable_cutoff_xid;
-    const dead = e.details.tuples_dead_not_removable;
-    if (cutoff === null || dead === null || dead < options.minDeadTuples) continue;
-    byCutoff.set(cutoff, [...(byCutoff.get(cutoff) ?? []), e]);
-  }
+  const held = reports.filter((e) => e.details.removable_cutoff_xid !== null &&
+    e.details.tuples_dead_not_removable !== null && e.details.tuples_dead_not_removable >= options.minDeadTuples);
+  const byCutoff = groupBy(held, (e) => e.details.removable_cutoff_xid!);
   const holds: Hold[] = [];
-  for (const [cutoffXid, held] of byCutoff) {
-    if (held.length < options.minReports) continue;
-    const databases = [...new Set(held.map((e) => e.details.database))].sort();
-    const lastMs = held[held.length - 1]!.tsMs;
+  for (const [cutoffXid, atCutoff] of byCutoff) {
+    if (atCutoff.length < options.minReports) continue;
+    const databases = [...new Set(atCutoff.map((e) => e.details.database))].sort();
+    const lastMs = atCutoff[atCutoff.length - 1]!.tsMs;
     const released = reports.some((e) => e.tsMs > lastMs && databases.includes(e.details.database) &&
       e.details.removable_cutoff_xid !== null && xidPrecedes(cutoffXid, e.details.removable_cutoff_xid));
-    if (!released) holds.push({ cutoffXid, reports: held, databases });
+    if (!released) holds.push({ cutoffXid, reports: atCutoff, databases });
   }
   return holds;
 }
@@ -134,6 +127,16 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
       },
     }),
   };
+}
+
+function groupBy<K, T>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const group = groups.get(key(item));
+    if (group) group.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
 }
 
 function sumDead(reports: Map<string, Report>): number {
