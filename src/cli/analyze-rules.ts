@@ -95,8 +95,9 @@ export class OfflineRules {
 
   /** Each event of the log, in reading order. */
   add(event: AnyLogEvent): void {
-    this.stepper.beforeEvent(event.tsMs);
-    if (this.ingest === 'notable events' && !isNotable(event)) return;
+    const notable = isNotable(event);
+    this.stepper.beforeEvent(event.tsMs, notable);
+    if (this.ingest === 'notable events' && !notable) return;
     this.pending.push(event);
     if (this.pending.length >= BATCH_EVENTS) this.handOver();
   }

@@ -12,8 +12,8 @@ class Recorder implements ReplayTarget {
 
   constructor(private readonly open: (nowMs: number) => number = () => 0, private readonly clock?: EventTimeClock) {}
 
-  event(stepper: ReplayStepper, tsMs: number): void {
-    stepper.beforeEvent(tsMs);
+  event(stepper: ReplayStepper, tsMs: number, notable = true): void {
+    stepper.beforeEvent(tsMs, notable);
     this.handed.push(tsMs);
   }
 
@@ -34,11 +34,12 @@ class Recorder implements ReplayTarget {
   }
 }
 
+/** Event times in seconds after T0; a negative one is an ordinary (not notable) event at -t. */
 function replay(events: number[], open?: (nowMs: number) => number, maxGapSteps = 100): string[] {
   const clock = new EventTimeClock();
   const target = new Recorder(open, clock);
   const stepper = new ReplayStepper(target, clock, { intervalMs: 5 * S, maxGapSteps });
-  for (const t of events) target.event(stepper, T0 + t * S);
+  for (const t of events) target.event(stepper, T0 + Math.abs(t) * S, t >= 0);
   stepper.finish();
   return target.calls;
 }
@@ -50,6 +51,11 @@ describe('offline replay stepping', () => {
       'eval +10s sees +1,+2,+6,+7.5',
       'eval +21s sees +1,+2,+6,+7.5,+21',
     ]);
+  });
+
+  it('skips slots that hold only ordinary events, unless alerts are open', () => {
+    expect(replay([1, -6, -11, 16, -21, -22])).toEqual(['eval +5s sees +1', 'eval +20s sees +1,+6,+11,+16', 'eval +22s sees +1,+6,+11,+16,+21,+22']);
+    expect(replay([1, -6, -11], () => 1)).toEqual(['eval +5s sees +1', 'eval +10s sees +1,+6', 'eval +11s sees +1,+6,+11']);
   });
 
   it('never lets the rules see an event after the instant evaluated', () => {

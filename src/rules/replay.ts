@@ -5,8 +5,9 @@
  *
  * Owns: when the engine evaluates. Time is cut into `intervalMs` slots aligned on the epoch;
  * when an event falls in a later slot than the events before it, those are made visible to the
- * rules (commit) and the engine evaluates at the end of their slot. Slots without events are
- * skipped, except while alerts are open: then the engine keeps evaluating slot by slot through
+ * rules (commit) and the engine evaluates at the end of their slot, if it held a notable event
+ * (rules read only those) or alerts are open. Slots without events are skipped, except while
+ * alerts are open: then the engine keeps evaluating slot by slot through
  * the gap (at most `maxGapSteps`), so a condition that ends with the passing of time (a window, a
  * hold-down) resolves when it would have, not at the next event. At the end of the log the
  * engine evaluates once more, at the last event's time; alerts still open stay open.
@@ -36,6 +37,7 @@ export class ReplayStepper {
   private slotEndMs: number | null = null;
   private lastEventMs: number | null = null;
   private lastEvaluationMs = -Infinity;
+  private slotHasNotable = false;
   private evaluationCount = 0;
 
   constructor(
@@ -50,14 +52,18 @@ export class ReplayStepper {
     return this.evaluationCount;
   }
 
-  /** Call with each event's time before handing the event to the target. */
-  beforeEvent(tsMs: number): void {
+  /** Call with each event's time before handing the event to the target; `notable`: a rule may read it. */
+  beforeEvent(tsMs: number, notable: boolean): void {
     const slotEnd = this.slotEndOf(tsMs);
     if (this.slotEndMs !== null && slotEnd > this.slotEndMs) {
-      this.target.commit();
-      this.evaluate(this.slotEndMs);
-      this.stepThroughGap(slotEnd - this.options.intervalMs);
+      if (this.slotHasNotable || this.target.openAlerts() > 0) {
+        this.target.commit();
+        this.evaluate(this.slotEndMs);
+        this.stepThroughGap(slotEnd - this.options.intervalMs);
+      }
+      this.slotHasNotable = false;
     }
+    if (notable) this.slotHasNotable = true;
     // An event earlier than its predecessors joins the open slot: it is seen at its end.
     if (this.slotEndMs === null || slotEnd > this.slotEndMs) this.slotEndMs = slotEnd;
     if (this.lastEventMs === null || tsMs > this.lastEventMs) this.lastEventMs = tsMs;

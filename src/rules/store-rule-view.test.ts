@@ -75,6 +75,18 @@ describe('StoreRuleViewSource', () => {
     db.close();
   });
 
+  it('answers the same from its cache of decoded events, however small, as the window slides', () => {
+    const { db } = storeWith();
+    const fresh = () => new StoreRuleViewSource(db, { targets: TARGETS });
+    const tiny = new StoreRuleViewSource(db, { targets: TARGETS, maxCachedEvents: 1 });
+    for (const step of [1, 3, 5, 5, 9]) {
+      const query = { sinceMs: at(step - 2) };
+      expect(tiny.at(at(step)).events('ddl', query)).toEqual(fresh().at(at(step)).events('ddl', query));
+    }
+    expect(tiny.at(at(9)).events('ddl', { sinceMs: 0 }).map((e) => e.id)).toEqual([1, 3, 4]);
+    db.close();
+  });
+
   it('keeps the newest events when a query returns more than its cap', () => {
     const { db } = storeWith();
     const capped = new StoreRuleViewSource(db, { targets: TARGETS, maxEventsPerQuery: 2 });

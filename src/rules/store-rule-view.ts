@@ -3,6 +3,12 @@
  * One view per evaluation instant; within it every query is memoised, so rules asking the same
  * question cost one query per evaluation.
  *
+ * Decoded events are kept by id (a bounded, first-in first-out cache): rules read sliding windows,
+ * so each evaluation would otherwise fetch and parse the same rows again, which dominated the
+ * time of an offline replay (analyze --rules). A query reads ids first and whole rows only for
+ * events not in the cache. Stored events never change; a cached entry is used only if its time
+ * and kind still match the row's, in case retention freed an id that was then reused.
+ *
  * Rows that cannot be decoded (details or labels that are not the JSON the writer stores) are
  * skipped, counted and a few kept as examples: a bad row never stops the rules.
  */
@@ -29,6 +35,8 @@ export interface StoreRuleViewOptions {
   staleAfterMs?: number;
   /** Newest events kept per query; older ones are dropped and counted. */
   maxEventsPerQuery?: number;
+  /** Decoded events kept between evaluations. */
+  maxCachedEvents?: number;
 }
 
 export interface StoreRuleViewStats {
@@ -50,12 +58,17 @@ interface PointRow {
 }
 
 const MAX_EXAMPLES = 5;
+/** Whole rows fetched per query for events missing from the cache (SQLite's parameter limit is far above). */
+const FETCH_CHUNK = 500;
+const EVENT_COLUMNS = 'id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset';
 
 export class StoreRuleViewSource implements RuleViewSource {
   private readonly staleAfterMs: number;
   private readonly maxEvents: number;
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly counters: StoreRuleViewStats = { badRows: 0, truncatedQueries: 0, examples: [] };
+  private readonly decoded = new Map<number, RuleEvent>();
+  private readonly maxCached: number;
 
   constructor(
     private readonly db: Db,
@@ -63,6 +76,7 @@ export class StoreRuleViewSource implements RuleViewSource {
   ) {
     this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     this.maxEvents = options.maxEventsPerQuery ?? 10_000;
+    this.maxCached = options.maxCachedEvents ?? 10_000;
   }
 
   get stats(): StoreRuleViewStats {
@@ -89,24 +103,51 @@ export class StoreRuleViewSource implements RuleViewSource {
   private events<K extends EventKind>(kind: K, q: EventQuery, nowMs: number): Array<RuleEvent<K>> {
     const targets = q.target === undefined ? null : typeof q.target === 'string' ? [q.target] : [...q.target];
     if (targets?.length === 0) return [];
-    const sql = `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
-      FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
+    const sql = `SELECT id, ts_ms FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
       ${targets ? `AND target IN (${targets.map(() => '?').join(', ')})` : ''} ${q.pid !== undefined ? 'AND pid = ?' : ''}
       ORDER BY ts_ms DESC, id DESC LIMIT ?`;
     const params: unknown[] = [kind, q.sinceMs, nowMs, ...(targets ?? []), ...(q.pid !== undefined ? [q.pid] : []), this.maxEvents];
-    const rows = this.prepare(sql).all(...params) as EventRow[];
+    const rows = (this.prepare(sql).all(...params) as Array<{ id: number; ts_ms: number }>).reverse();
     if (rows.length >= this.maxEvents) this.counters.truncatedQueries++;
-    const events: Array<RuleEvent<K>> = [];
-    for (const row of rows.reverse()) {
-      const details = this.decode(row.details, `events.id ${row.id}: details`);
-      if (details === undefined || typeof details !== 'object' || details === null) continue;
-      events.push({
-        id: row.id, kind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
-        level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details,
-        source: { file: row.source_file, offset: row.source_offset, line: null },
-      } as RuleEvent<K>);
+    const cached = (r: { id: number; ts_ms: number }): RuleEvent | undefined => {
+      const e = this.decoded.get(r.id);
+      return e && e.tsMs === r.ts_ms && e.kind === kind ? e : undefined;
+    };
+    // Looked up before fetching: caching the fetched rows may evict some of the hits.
+    const hits = rows.map(cached);
+    const fetched = this.fetch(rows.filter((_, i) => hits[i] === undefined).map((r) => r.id));
+    return rows.map((r, i) => hits[i] ?? fetched.get(r.id)).filter((e): e is RuleEvent => e !== undefined) as Array<RuleEvent<K>>;
+  }
+
+  /** Reads, decodes and caches the events with these ids; rows that cannot be decoded are counted and left out. */
+  private fetch(ids: number[]): Map<number, RuleEvent> {
+    const fetched = new Map<number, RuleEvent>();
+    for (let start = 0; start < ids.length; start += FETCH_CHUNK) {
+      const chunk = ids.slice(start, start + FETCH_CHUNK);
+      const rows = this.prepare(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (${chunk.map(() => '?').join(', ')})`).all(...chunk) as EventRow[];
+      for (const row of rows) {
+        const details = this.decode(row.details, `events.id ${row.id}: details`);
+        if (details === undefined || typeof details !== 'object' || details === null) continue;
+        const event = {
+          id: row.id, kind: row.kind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
+          level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details,
+          source: { file: row.source_file, offset: row.source_offset, line: null },
+        } as RuleEvent;
+        fetched.set(event.id, event);
+        this.remember(event);
+      }
     }
-    return events;
+    return fetched;
+  }
+
+  private remember(event: RuleEvent): void {
+    this.decoded.delete(event.id);
+    this.decoded.set(event.id, event);
+    // Oldest first: windows slide forward, so the first cached are the first no longer read.
+    for (const id of this.decoded.keys()) {
+      if (this.decoded.size <= this.maxCached) break;
+      this.decoded.delete(id);
+    }
   }
 
   private seriesRows(name: string, target: string | undefined, wanted: Labels | undefined): Array<{ row: SeriesRow; labels: Labels }> {
