@@ -85,6 +85,17 @@ describe('pgvigil analyze --rules', () => {
     expect(alert!.evidence.facts).toMatchObject({ next_xid_at_report: 811, autovacuum_pids: '101, 102' });
   });
 
+  it('ends at the end of the log an alert whose condition is gone there but whose hold-down has not run out', async () => {
+    const file = path.join(dir, 'released-at-the-end.log');
+    writeFileSync(file, [
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
+      autovacuumReport('2026-11-30 07:00:31.000', 102, 'shop.public.orders', 771, 40, 900),
+      autovacuumReport('2026-11-30 07:00:41.500', 103, 'shop.public.orders', 950, 2, 0),
+    ].join(''));
+    const [alert] = (await analyzeJson([file], { rules: true })).alerts!;
+    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:00:35.000Z', ended_at: '2026-11-30T07:00:41.500Z' });
+  });
+
   it('with --db stores every event and the alerts, which `pgvigil report` then shows with their basis', async () => {
     const db = path.join(dir, 'store.db');
     const report = await analyzeJson([REPACK], { rules: true, db });

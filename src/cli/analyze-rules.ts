@@ -7,6 +7,10 @@
  * events (classified ones and errors), removed at the end. Memory stays bounded: events go to
  * the store in batches, the rules read it by time window.
  *
+ * At the end of the log an alert whose condition is already gone, but whose hold-down has not
+ * run out, ends there: the hold-down keeps a flapping condition from paging twice, and nothing
+ * pages offline, while "still open" would claim what the log does not show.
+ *
  * Evidence is cited by position (`{file, line}`): a connection-local TEMP table maps the ids of
  * the notable events to their line, without changing the store's schema.
  */
@@ -20,6 +24,7 @@ import type { OfflineAlert } from '../report/alerts-text.js';
 import { isNotable } from '../report/incident-report.js';
 import { RULES_DEFAULTS, buildRules } from '../rules/catalog.js';
 import { RuleEngine } from '../rules/engine.js';
+import type { Rule } from '../rules/rule.js';
 import { EventTimeClock, REPLAY_DEFAULTS, ReplayStepper } from '../rules/replay.js';
 import { StoreRuleViewSource } from '../rules/store-rule-view.js';
 import { AlertStore } from '../store/alert-store.js';
@@ -38,6 +43,8 @@ export class OfflineRules {
   private readonly clock = new EventTimeClock();
   private readonly stepper: ReplayStepper;
   private readonly engine: RuleEngine;
+  private readonly rules: Rule[];
+  private readonly views: StoreRuleViewSource;
   private readonly alerts: AlertStore;
   private readonly alertIds = new Set<number>();
   private readonly lineOf;
@@ -78,9 +85,11 @@ export class OfflineRules {
     });
     this.alerts = new AlertStore(db, []);
     this.alerts.onTransition(({ alert }) => this.alertIds.add(alert.id));
+    this.rules = buildRules(options);
+    this.views = new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs });
     this.engine = new RuleEngine({
-      rules: buildRules(options),
-      views: new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs }),
+      rules: this.rules,
+      views: this.views,
       alerts: this.alerts,
       clock: this.clock,
       log,
@@ -105,6 +114,8 @@ export class OfflineRules {
   /** After the last event: the final evaluation, then every alert the replay raised, oldest first. */
   finish(): OfflineAlert[] {
     this.stepper.finish();
+    const endMs = this.stepper.lastEvaluatedMs;
+    if (endMs !== null) this.endGoneConditions(endMs);
     return [...this.alertIds].sort((a, b) => a - b).map((id) => this.offlineAlert(this.alerts.get(id)!));
   }
 
@@ -113,6 +124,24 @@ export class OfflineRules {
     if (this.tempDir === null) return;
     this.db.close();
     rmSync(this.tempDir, { recursive: true, force: true });
+  }
+
+  /** Resolves, at the end of the log, the open alerts whose rule evaluated and no longer finds them. */
+  private endGoneConditions(endMs: number): void {
+    const view = this.views.at(endMs);
+    const present = new Set<string>();
+    const evaluated = new Set<string>();
+    for (const rule of this.rules) {
+      try {
+        for (const finding of rule.evaluate(view, endMs)) present.add(finding.dedupKey);
+        evaluated.add(rule.id);
+      } catch {
+        // The engine counted and logged it in the final evaluation; its alerts stay as they are.
+      }
+    }
+    for (const alert of this.alerts.openAlerts()) {
+      if (this.alertIds.has(alert.id) && evaluated.has(alert.ruleId) && !present.has(alert.dedupKey)) this.alerts.resolve(alert.dedupKey, endMs);
+    }
   }
 
   private handOver(): void {

@@ -52,6 +52,11 @@ export class ReplayStepper {
     return this.evaluationCount;
   }
 
+  /** The instant of the last evaluation (after finish(): the end of the log); null before any. */
+  get lastEvaluatedMs(): number | null {
+    return this.evaluationCount === 0 ? null : this.lastEvaluationMs;
+  }
+
   /** Call with each event's time before handing the event to the target; `notable`: a rule may read it. */
   beforeEvent(tsMs: number, notable: boolean): void {
     const slotEnd = this.slotEndOf(tsMs);

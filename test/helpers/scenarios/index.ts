@@ -10,6 +10,7 @@ import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumSta
 import { standbyBufferPinConflicts, standbyRecoveryConflicts, standbyTablespaceConflict } from './recovery-conflicts.js';
 import { repackConcurrentlyHoldsBackVacuum, repackLockTimeoutAtSwap } from './repack.js';
 import type { Scenario } from './scenario.js';
+import { standbyFeedbackHoldsVacuum } from './standby-feedback.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
 import { idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 
@@ -34,6 +35,7 @@ export const SCENARIOS: readonly Scenario[] = [
   standbyRecoveryConflicts,
   standbyBufferPinConflicts,
   standbyTablespaceConflict,
+  standbyFeedbackHoldsVacuum,
   backendKilledCrashRestart,
 ];
 
