@@ -10,11 +10,12 @@ import type { SeriesData } from './rule-view.js';
 
 const at = (step: number) => T0 + step * STEP;
 
-function vacuum(step: number, database: string, table: string, cutoff: number, dead: number, ageXids = 5000) {
+function vacuum(step: number, database: string, table: string, cutoff: number, dead: number, ageXids = 5000, schema = 'public') {
   return eventOf('autovacuum', autovacuumDetails({
-    database, table, removable_cutoff_xid: cutoff, removable_cutoff_age_xids: ageXids, tuples_dead_not_removable: dead,
+    database, schema, table, removable_cutoff_xid: cutoff, removable_cutoff_age_xids: ageXids, tuples_dead_not_removable: dead,
   }), { tsMs: at(step), database, pid: 100 + step });
 }
+const catalog = (step: number, database: string, table: string, cutoff: number, dead: number) => vacuum(step, database, table, cutoff, dead, 5000, 'pg_catalog');
 
 type Report = ReturnType<typeof vacuum>;
 const view = (events: Report[], series: SeriesData[] = []) => new MemoryRuleView({ events, series, staleAfterMs: 2 * STEP });
@@ -37,6 +38,16 @@ describe('vacuum-held-back', () => {
       name: 'fires: a newer cutoff in another database does not release a hold in this one',
       events: [vacuum(2, 'shop', 'orders', 771, 100), vacuum(4, 'shop', 'orders', 771, 100), vacuum(6, 'billing', 'invoices', 900, 0)],
       fires: true,
+    },
+    {
+      name: 'fires: only catalogs held, though user tables of the same databases vacuum at newer cutoffs',
+      events: [catalog(2, 'shop', 'pg_attribute', 771, 900), catalog(4, 'billing', 'pg_class', 771, 90), vacuum(6, 'shop', 'orders', 950, 0)],
+      fires: true,
+    },
+    {
+      name: 'quiet: only catalogs held, then a catalog vacuums at a newer cutoff',
+      events: [catalog(2, 'shop', 'pg_attribute', 771, 900), catalog(4, 'billing', 'pg_class', 771, 90), catalog(6, 'shop', 'pg_type', 950, 0)],
+      fires: false,
     },
     { name: 'quiet: reports older than the lookback', events: [vacuum(-5000, 'shop', 'orders', 771, 100), vacuum(-4999, 'shop', 'orders', 771, 100)], fires: false },
   ];
@@ -62,6 +73,12 @@ describe('vacuum-held-back', () => {
       autovacuum_pids: '102, 104, 106', would_be_certain_with: expect.stringContaining('pgvigil run'),
     });
     expect(basisOf(finding!.evidence)).toBe('log');
+  });
+
+  it('only system catalogs held: probably a logical slot\'s catalog_xmin', () => {
+    const [finding] = evaluate([catalog(2, 'shop', 'pg_attribute', 771, 900), catalog(4, 'billing', 'pg_class', 771, 90)]);
+    expect(finding?.summary).toMatch(/^vacuum held back in 2 databases \(billing, shop\) .*; only system catalogs are held: probably a logical replication slot's catalog_xmin \(a slot nobody consumes, or one far behind\); the holder is not in the log$/);
+    expect(finding?.evidence.facts.holder_scope).toBe('catalog');
   });
 
   it('one database: probably a session or prepared transaction there', () => {

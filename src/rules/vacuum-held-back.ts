@@ -10,7 +10,11 @@
  * a session or a prepared transaction there (or a server-wide one whose other databases had no
  * autovacuum run to show it). The log never names the holder: the summary says so, and what would.
  *
- * A cutoff reported again at a newer XID in one of those databases means the holder let go.
+ * Only system catalogs held (every report at the cutoff is of a pg_catalog table) is a logical
+ * slot's catalog_xmin: it holds catalogs everywhere, never user tables.
+ *
+ * A cutoff reported again at a newer XID in one of those databases, for the same class of table
+ * (catalog or user: a catalog-only hold leaves user tables' cutoffs free), means the holder let go.
  * REPACK attribution (the cutoff equals the next XID at a REPACK's start, vacuum-cutoffs.ts) is
  * repack-holds-vacuum's job.
  */
@@ -61,7 +65,10 @@ interface Hold {
   /** The held reports at the cutoff, in time order. */
   reports: Report[];
   databases: string[];
+  catalogsOnly: boolean;
 }
+
+const isCatalog = (e: Report): boolean => e.details.schema === 'pg_catalog';
 
 function stuckCutoffs(reports: Report[], options: VacuumHeldBackOptions): Hold[] {
   const held = reports.filter((e) => e.details.removable_cutoff_xid !== null &&
@@ -72,9 +79,10 @@ function stuckCutoffs(reports: Report[], options: VacuumHeldBackOptions): Hold[]
     if (atCutoff.length < options.minReports) continue;
     const databases = [...new Set(atCutoff.map((e) => e.details.database))].sort();
     const lastMs = atCutoff[atCutoff.length - 1]!.tsMs;
-    const released = reports.some((e) => e.tsMs > lastMs && databases.includes(e.details.database) &&
+    const catalogsOnly = atCutoff.every(isCatalog);
+    const released = reports.some((e) => e.tsMs > lastMs && databases.includes(e.details.database) && (!catalogsOnly || isCatalog(e)) &&
       e.details.removable_cutoff_xid !== null && xidPrecedes(cutoffXid, e.details.removable_cutoff_xid));
-    if (!released) holds.push({ cutoffXid, reports: atCutoff, databases });
+    if (!released) holds.push({ cutoffXid, reports: atCutoff, databases, catalogsOnly });
   }
   return holds;
 }
@@ -92,6 +100,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
   const latest = hold.reports[hold.reports.length - 1]!;
   const ageXids = latest.details.removable_cutoff_age_xids;
   const serverWide = hold.databases.length > 1;
+  const scope = hold.catalogsOnly ? 'catalog' : serverWide ? 'cluster' : 'database';
   const holder = namedHolder(view, target, hold, ageXids);
 
   const where = serverWide ? `in ${plural(hold.databases.length, 'database')} (${hold.databases.join(', ')})` : `in database ${hold.databases[0]}`;
@@ -99,7 +108,9 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
   const growth = deadNow > deadFirst ? `, up from ${formatCount(deadFirst)}` : '';
   const cause = holder
     ? `held by ${describeHolder(holder)}`
-    : serverWide
+    : hold.catalogsOnly
+      ? 'only system catalogs are held: probably a logical replication slot\'s catalog_xmin (a slot nobody consumes, or one far behind); the holder is not in the log'
+      : serverWide
       ? 'a server-wide holder (a replication slot, a standby\'s hot_standby_feedback, or a REPACK (CONCURRENTLY)); the holder is not in the log'
       : `probably a session or prepared transaction in ${hold.databases[0]} (only this database reported it); the holder is not in the log`;
   const summary = `vacuum held back ${where} since ${formatTime(hold.reports[0]!.tsMs)}: removable cutoff stuck at XID ` +
@@ -107,7 +118,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
   return {
     dedupKey: findingKey(ID, target, hold.cutoffXid),
     target,
-    labels: { scope: serverWide ? 'cluster' : 'database', database: serverWide ? '' : hold.databases[0]! },
+    labels: { scope, database: serverWide ? '' : hold.databases[0]! },
     summary,
     evidence: evidenceOf({
       eventIds: hold.reports.map((e) => e.id),
@@ -121,7 +132,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
         dead_tuples_not_removable: deadNow,
         first_dead_tuples_not_removable: deadFirst,
         autovacuum_pids: [...new Set(hold.reports.map((e) => e.pid).filter((pid) => pid !== null))].join(', '),
-        holder_scope: serverWide ? 'cluster' : 'database',
+        holder_scope: scope,
         holder: holder ? describeHolder(holder) : null,
         ...(holder ? {} : { would_be_certain_with: HOLDER_SOURCE }),
       },
@@ -148,10 +159,12 @@ function sumDead(reports: Map<string, Report>): number {
 /**
  * The oldest sampled holder that can hold these databases and is at least as old as the cutoff
  * was when reported: a server-wide one for several databases; for one, a session or prepared
- * transaction there too. A logical slot's catalog_xmin holds only catalogs: never the holder.
+ * transaction there too. A logical slot's catalog_xmin holds only catalogs: the holder only of a
+ * catalogs-only hold.
  */
 function namedHolder(view: RuleView, target: string, hold: Hold, ageXids: number | null): LatestSample | null {
-  const fits = (l: Labels): boolean => l.scope === 'cluster' || (hold.databases.length === 1 && l.scope === 'database' && l.datname === hold.databases[0]);
+  const fits = (l: Labels): boolean => l.scope === 'cluster' || (hold.catalogsOnly && l.scope === 'catalog') ||
+    (hold.databases.length === 1 && l.scope === 'database' && l.datname === hold.databases[0]);
   const candidates = view.latest(HOLDER_AGE, { target })
     .filter((s) => s.value !== null && fits(s.labels) && (ageXids === null || s.value >= ageXids))
     .sort((a, b) => (b.value ?? 0) - (a.value ?? 0));

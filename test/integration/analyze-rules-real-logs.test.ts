@@ -98,6 +98,26 @@ describe('analyze --rules on real PostgreSQL logs', () => {
   }
 
   for (const major of [15, 18, 19]) {
+    it(`pg${major} unconsumed logical slot holding the catalogs of every database: vacuum-held-back says catalogs only`, async () => {
+      const file = logOf(major, 'stderr', 'logical-slot-holds-catalogs');
+      const alerts = await alertsOf(file);
+      golden(`pg${major}-logical-slot-holds-catalogs`, alerts);
+      expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
+      const [held] = alerts;
+      const cutoffs = new Set([...rawLog(file).matchAll(/[1-9]\d* are dead but not yet removable\n\tremovable cutoff: (\d+),/g)].map((r) => Number(r[1])));
+      expect(cutoffs.size).toBe(1);
+      const [cutoff] = cutoffs;
+      expect(held).toMatchObject({ basis: 'log' });
+      expect(held!.summary).toContain('vacuum held back in 2 databases (ls_other, postgres) since');
+      expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
+      expect(held!.summary).toContain('only system catalogs are held: probably a logical replication slot\'s catalog_xmin');
+      expect(held!.evidence.facts).toMatchObject({ removable_cutoff_xid: cutoff, held_databases: 'ls_other, postgres', holder_scope: 'catalog' });
+      expect(String(held!.evidence.facts.held_tables)).toContain('ls_other.pg_catalog.pg_attribute');
+      expect(String(held!.evidence.facts.held_tables)).toContain('postgres.pg_catalog.pg_attribute');
+    });
+  }
+
+  for (const major of [15, 18, 19]) {
     it(`pg${major} backend killed by SIGKILL: server-crashed names the pid and the query`, async () => {
       const file = logOf(major, 'stderr', 'backend-killed-crash-restart');
       const alerts = await alertsOf(file);
@@ -126,7 +146,7 @@ describe('analyze --rules on real PostgreSQL logs', () => {
   }
 
   it('the three formats of a recording give the same alerts', async () => {
-    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap', 'standby-feedback-holds-vacuum']) {
+    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap', 'standby-feedback-holds-vacuum', 'logical-slot-holds-catalogs']) {
       const stderr = conclusions(await alertsOf(logOf(19, 'stderr', scenario)));
       expect(stderr.length).toBeGreaterThan(0);
       for (const format of ['csvlog', 'jsonlog'] as const) expect(conclusions(await alertsOf(logOf(19, format, scenario)))).toEqual(stderr);

@@ -11,6 +11,7 @@ import { standbyBufferPinConflicts, standbyRecoveryConflicts, standbyTablespaceC
 import { repackConcurrentlyHoldsBackVacuum, repackLockTimeoutAtSwap } from './repack.js';
 import type { Scenario } from './scenario.js';
 import { standbyFeedbackHoldsVacuum } from './standby-feedback.js';
+import { logicalSlotHoldsCatalogs } from './logical-slot-catalogs.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
 import { idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 
@@ -36,6 +37,7 @@ export const SCENARIOS: readonly Scenario[] = [
   standbyBufferPinConflicts,
   standbyTablespaceConflict,
   standbyFeedbackHoldsVacuum,
+  logicalSlotHoldsCatalogs,
   backendKilledCrashRestart,
 ];
 
