@@ -40,6 +40,11 @@ export class LogWatcher {
  * `header`, through its last line `system usage: ...`: a report is matched only once it is
  * completely written. `body` (optional) must match somewhere inside the report.
  */
+/** `times` matches of `report` in a row (other text between them): a report written run after run. */
+export function repeatedReport(report: RegExp, times: number): RegExp {
+  return new RegExp(`(?:${report.source}[^]*?){${times - 1}}${report.source}`);
+}
+
 export function completeReport(header: string, body = ''): RegExp {
   const line = '\\n\\t[^\\n]*';
   const inner = body === '' ? '' : `(?:${line})*?\\n\\t${body}`;

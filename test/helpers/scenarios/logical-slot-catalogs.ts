@@ -4,7 +4,7 @@
  * user tables are not held. Catalog churn (CREATE and DROP TABLE) makes the dead catalog rows.
  */
 import { autovacuumLogSettings } from './autovacuum.js';
-import { completeReport } from './log-watcher.js';
+import { completeReport, repeatedReport } from './log-watcher.js';
 import { ALL_VERSIONS, type Scenario } from './scenario.js';
 import { literal } from './session.js';
 
@@ -20,7 +20,6 @@ const attributeReport = (database: string, body: string) =>
   completeReport(`automatic vacuum of table "${literal(`${database}.pg_catalog.pg_attribute`)}": index scans: \\d+`, body);
 const held = (database: string) => attributeReport(database, 'tuples: \\d+ removed, \\d+ remain, [1-9]\\d* are dead but not yet removable');
 const released = (database: string) => attributeReport(database, 'tuples: [1-9]\\d* removed, \\d+ remain, 0 are dead but not yet removable');
-const repeated = (report: RegExp, times: number) => new RegExp(`(?:${report.source}[^]*?){${times - 1}}${report.source}`);
 
 export const logicalSlotHoldsCatalogs: Scenario = {
   name: 'logical-slot-holds-catalogs',
@@ -43,7 +42,7 @@ export const logicalSlotHoldsCatalogs: Scenario = {
           EXECUTE format('DROP TABLE ls_churn_%s', i);
         END LOOP; END $$`, [], database);
       }
-      for (const database of DATABASES) await log.waitFor(repeated(held(database), HELD_RUNS), 60_000);
+      for (const database of DATABASES) await log.waitFor(repeatedReport(held(database), HELD_RUNS), 60_000);
     } finally {
       await primary.query(`SELECT pg_drop_replication_slot('${SLOT}')`);
     }

@@ -6,7 +6,7 @@
  */
 import { waitUntil } from '../pg-server.js';
 import { autovacuumLogSettings, vacuumHeader } from './autovacuum.js';
-import { completeReport } from './log-watcher.js';
+import { completeReport, repeatedReport } from './log-watcher.js';
 import { ALL_VERSIONS, type Scenario } from './scenario.js';
 import { Session } from './session.js';
 
@@ -21,7 +21,6 @@ const released = (database: string, table: string) =>
 /** Held runs per table before the standby's transaction ends. */
 const HELD_RUNS = 6;
 
-const repeated = (report: RegExp, times: number) => new RegExp(`(?:${report.source}[^]*?){${times - 1}}${report.source}`);
 
 export const standbyFeedbackHoldsVacuum: Scenario = {
   name: 'standby-feedback-holds-vacuum',
@@ -67,7 +66,7 @@ export const standbyFeedbackHoldsVacuum: Scenario = {
       }, 30_000, 'standby feedback carrying the reader\'s snapshot');
       for (const { database, table } of TABLES) await primary.query(`UPDATE ${table} SET hits = hits + 1`, [], database);
       // Run after run for a few seconds (naptime 1s), so the hold outlasts a rules interval.
-      for (const { database, table } of TABLES) await log.waitFor(repeated(held(database, table), HELD_RUNS));
+      for (const { database, table } of TABLES) await log.waitFor(repeatedReport(held(database, table), HELD_RUNS));
       await reader.query('COMMIT');
     } finally {
       await reader.close();
