@@ -58,6 +58,15 @@ describe('vacuum-held-back', () => {
     });
   }
 
+  it('leaves a hold that began with a sampled REPACK (CONCURRENTLY) run to repack-holds-vacuum', () => {
+    const slot = (steps: string) => seriesOf('pg_replication_slots_info{slot_name="pg_repack_4243",slot_type="logical",owner="repack",plugin="pgrepack",database="shop",temporary="true",owner_pid="4242"}', steps);
+    const during = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    expect(evaluate(during, [slot('_ _ 1 1 1 1 1 1')])).toEqual([]);
+    // A hold seen well before the run started is someone else's.
+    const before = [vacuum(-20, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    expect(evaluate(before, [slot('_ _ 1 1 1 1 1 1')])).toHaveLength(1);
+  });
+
   it('several databases: a server-wide holder, with the cutoff, its age, the tables and the growth; basis log', () => {
     const events = [vacuum(2, 'shop', 'orders', 771, 100), vacuum(4, 'billing', 'invoices', 771, 20), vacuum(6, 'shop', 'orders', 771, 400, 9000)];
     const [finding] = evaluate(events);

@@ -16,11 +16,13 @@
  * A cutoff reported again at a newer XID in one of those databases, for the same class of table
  * (catalog or user: a catalog-only hold leaves user tables' cutoffs free), means the holder let go.
  * REPACK attribution (the cutoff equals the next XID at a REPACK's start, vacuum-cutoffs.ts) is
- * repack-holds-vacuum's job.
+ * repack-holds-vacuum's job: while samples show a REPACK slot, a hold that began with the run is
+ * left to it, so one incident raises one alert.
  */
 import type { Labels } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { runningRepacks, runStartMs } from './repack-runs.js';
 import { formatCount, formatTime, plural } from './summary-format.js';
 import { nextXidAtReport, xidPrecedes } from './vacuum-cutoffs.js';
 
@@ -30,6 +32,9 @@ const HOLDER_AGE = 'pg_xmin_horizon_holder_age_xids';
 
 /** What would have named the holder, in the alert's facts. */
 const HOLDER_SOURCE = 'pgvigil run beside the server (pg_xmin_horizon samples)';
+
+/** A REPACK slot's first sample can be a poll late: a hold seen this long before it is still the run's. */
+const REPACK_START_UNCERTAINTY_MS = 30_000;
 
 export interface VacuumHeldBackOptions {
   /** Reports with dead rows not removable at one cutoff needed to call it stuck. */
@@ -51,9 +56,13 @@ export function vacuumHeldBack(options: VacuumHeldBackOptions = DEFAULTS): Rule 
     description: 'Autovacuum reports dead rows it may not remove at a removable cutoff that does not advance; says whether the holder is server-wide or in one database.',
     evaluate(view, nowMs) {
       const byTarget = groupBy(view.events('autovacuum', { sinceMs: nowMs - options.lookbackMs }), (e) => e.target);
+      const repackStarts = runningRepacks(view, options.lookbackMs).map((run) => ({ target: run.target, startMs: runStartMs(run) }));
       const findings: Finding[] = [];
       for (const [target, reports] of byTarget) {
-        for (const hold of stuckCutoffs(reports, options)) findings.push(finding(view, target, hold));
+        for (const hold of stuckCutoffs(reports, options)) {
+          const byRepack = repackStarts.some((r) => r.target === target && hold.reports[0]!.tsMs >= r.startMs - REPACK_START_UNCERTAINTY_MS);
+          if (!byRepack) findings.push(finding(view, target, hold));
+        }
       }
       return findings;
     },
