@@ -16,13 +16,13 @@
  * A cutoff reported again at a newer XID in one of those databases, for the same class of table
  * (catalog or user: a catalog-only hold leaves user tables' cutoffs free), means the holder let go.
  * REPACK attribution (the cutoff equals the next XID at a REPACK's start, vacuum-cutoffs.ts) is
- * repack-holds-vacuum's job: while samples show a REPACK slot, a hold that began with the run is
- * left to it, so one incident raises one alert.
+ * repack-holds-vacuum's job: a hold that began while samples showed a REPACK slot is left to it
+ * (also after the run, until a report shows the hold over), so one incident raises one alert.
  */
 import type { Labels } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { runningRepacks, runStartMs } from './repack-runs.js';
+import { SLOT_INFO } from './repack-runs.js';
 import { formatCount, formatTime, plural } from './summary-format.js';
 import { nextXidAtReport, xidPrecedes } from './vacuum-cutoffs.js';
 
@@ -56,11 +56,13 @@ export function vacuumHeldBack(options: VacuumHeldBackOptions = DEFAULTS): Rule 
     description: 'Autovacuum reports dead rows it may not remove at a removable cutoff that does not advance; says whether the holder is server-wide or in one database.',
     evaluate(view, nowMs) {
       const byTarget = groupBy(view.events('autovacuum', { sinceMs: nowMs - options.lookbackMs }), (e) => e.target);
-      const repackStarts = runningRepacks(view, options.lookbackMs).map((run) => ({ target: run.target, startMs: runStartMs(run) }));
+      const repackSlots = view.series(SLOT_INFO, { sinceMs: nowMs - options.lookbackMs, labels: { owner: 'repack' } });
       const findings: Finding[] = [];
       for (const [target, reports] of byTarget) {
         for (const hold of stuckCutoffs(reports, options)) {
-          const byRepack = repackStarts.some((r) => r.target === target && hold.reports[0]!.tsMs >= r.startMs - REPACK_START_UNCERTAINTY_MS);
+          const beganMs = hold.reports[0]!.tsMs;
+          const byRepack = repackSlots.some((slot) => slot.target === target &&
+            beganMs >= slot.points[0]!.tsMs - REPACK_START_UNCERTAINTY_MS && beganMs <= slot.points[slot.points.length - 1]!.tsMs);
           if (!byRepack) findings.push(finding(view, target, hold));
         }
       }
