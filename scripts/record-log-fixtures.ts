@@ -55,7 +55,7 @@ async function recordVersion(version: PgVersion, scenarios: Scenario[], outDir: 
   console.log(`PG ${version}: ${identity.version_string}`);
   for (const scenario of scenarios) {
     const started = Date.now();
-    const standby = scenario.logOf === 'standby' ? await startStandby(primary, { name: 'fixtures-standby' }) : null;
+    const standby = scenario.logOf === 'standby' || scenario.withStandby ? await startStandby(primary, { name: 'fixtures-standby' }) : null;
     try {
       const log = await runScenarioInOwnLog(scenario, { primary, standby });
       writeCases(version, identity, scenario, log, outDir);

@@ -1,13 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
 import type { AnalyzeReport } from '../report/analyze-text.js';
-import { runAnalyze, type AnalyzeOptions } from './analyze.js';
+import { analyzeCaptured as analyze } from '../../test/helpers/analyze-io.js';
+import type { AnalyzeOptions } from './analyze.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
 const text = readFileSync(FIXTURE, 'utf8');
@@ -20,17 +20,6 @@ function halves(): [string, string] {
   let cut = Math.floor(lines.length / 2);
   while (lines[cut]?.startsWith('\t')) cut++;
   return [`${lines.slice(0, cut).join('\n')}\n`, lines.slice(cut).join('\n')];
-}
-
-async function analyze(files: string[], options: AnalyzeOptions = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  stdout.on('data', (d: Buffer) => out.push(d));
-  stderr.on('data', (d: Buffer) => err.push(d));
-  const code = await runAnalyze(files, options, { stdout, stderr });
-  return { code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() };
 }
 
 async function analyzeJson(files: string[], options: AnalyzeOptions = {}): Promise<AnalyzeReport> {

@@ -2,7 +2,8 @@
  * `pgvigil analyze FILE...`: offline analysis of server logs (plain or gzip) with the same
  * pipeline the daemon uses. Files are read in the order of their first timestamps. Prints a
  * summary (text, or one JSON document with --json), every event as NDJSON (--events; the summary
- * then goes to stderr), and stores the events for later review (--db).
+ * then goes to stderr), and stores the events for later review (--db). With --rules the rules
+ * engine is replayed over the log on its own time (analyze-rules.ts) and its alerts reported.
  *
  * Memory stays flat: files are streamed in 64 KiB chunks, the summary is an incremental fold, and
  * output and store writes drain per chunk.
@@ -14,11 +15,13 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { LogFormat } from '../parsers/framer.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
+import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
 import { readHeadLines, readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
+import type { OfflineRules } from './analyze-rules.js';
 import { EXIT } from './exit-codes.js';
 
 export interface AnalyzeOptions {
@@ -30,6 +33,8 @@ export interface AnalyzeOptions {
   db?: string;
   /** Target name stamped on events (stored with --db). */
   target?: string;
+  /** Replay the rules over the log and report their alerts. */
+  rules?: boolean;
 }
 
 export interface AnalyzeIo {
@@ -48,6 +53,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   const output = new BufferedOutput(io.stdout);
   const opened = options.db ? await openStoreWriter(options.db, log) : null;
   const store = opened?.writer ?? null;
+  const rules = options.rules ? await openOfflineRules(opened, settings.target, log) : null;
   let storeError: string | null = null;
   const reports: AnalyzeFileReport[] = [];
   let totals: PipelineStats | null = null;
@@ -56,12 +62,15 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   const firstLines = new Map<string, string>();
 
   let batch: AnyLogEvent[] = [];
+  let alerts: OfflineAlert[] | undefined;
   const handle = (events: AnyLogEvent[]): void => {
     for (let i = 0; i < events.length; i++) {
       const event = events[i]!;
       summary.add(event);
       if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
-      if (store) batch.push(event);
+      // The replay stores what its rules read, in step with their evaluations.
+      if (rules) rules.add(event);
+      else if (store) batch.push(event);
     }
   };
   const drain = async (): Promise<void> => {
@@ -102,7 +111,9 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
         totals = totals ? addStats(totals, stats) : stats;
       }
     }
+    alerts = rules?.finish();
   } finally {
+    rules?.close();
     if (opened) storeError = await closeStore(opened);
   }
   if (storeError) io.stderr.write(`pgvigil analyze: ${options.db}: ${storeError}\n`);
@@ -118,6 +129,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
     over_long_lines: overLongLines,
     events_by_kind: result.events_by_kind,
     summary: result,
+    ...(alerts && { alerts }),
   };
   const summaryOut = options.events ? io.stderr : io.stdout;
   summaryOut.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report));
@@ -185,6 +197,12 @@ async function openStoreWriter(file: string, log: Logger): Promise<{ db: Db; wri
   return { db, writer };
 }
 
+/** Loaded only with --rules, like the store. */
+async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, target: string, log: Logger): Promise<OfflineRules> {
+  const { OfflineRules } = await import('./analyze-rules.js');
+  return OfflineRules.open(opened, target, log);
+}
+
 /** Commits what is left and closes; says what could not be stored, if anything. */
 async function closeStore({ db, writer }: { db: Db; writer: StoreWriter }): Promise<string | null> {
   await writer.stop();
@@ -223,7 +241,8 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--tz <zone>', 'time zone for timestamps without one (IANA name)')
     .option('--json', 'print one JSON document instead of text')
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
-    .option('--db <file>', 'also store the events in this SQLite file')
+    .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
+    .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

@@ -6,6 +6,8 @@
  * - dedup key: rule id + the identifying labels (target, database, table...); one open alert per
  *   key. Notifiers use it as PagerDuty's dedup_key, so re-triggers update and resolves close.
  * - transition: firing -> resolved (or a re-fire); notifiers send transitions, not alerts.
+ * - basis: what the conclusion rests on: the log alone (`log`), or the log and sampled series
+ *   (`log+samples`). Derived from the evidence, so every rule and every stored alert has one.
  */
 export type Severity = 'critical' | 'error' | 'warning' | 'info';
 export type AlertState = 'firing' | 'resolved';
@@ -17,6 +19,13 @@ export interface Evidence {
   series: Array<{ name: string; labels: Record<string, string>; value: number | null; tsMs: number }>;
   /** Free-form facts shown to a human: { "slot": "pg_repack_1234", "held_seconds": 84 }. */
   facts: Record<string, string | number | boolean | null>;
+}
+
+export type AlertBasis = 'log' | 'log+samples';
+
+/** `log+samples` when the evidence cites series, else `log`: an offline replay has only the log. */
+export function basisOf(evidence: Evidence): AlertBasis {
+  return evidence.series.length > 0 ? 'log+samples' : 'log';
 }
 
 export interface Alert {

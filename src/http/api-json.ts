@@ -2,7 +2,7 @@
  * The one place the API translates store objects (camelCase) into what an operator reads
  * (snake_case JSON). Times are epoch milliseconds in `*_ms` fields.
  */
-import type { Alert, AnyLogEvent } from '../domain/index.js';
+import { basisOf, type Alert, type AnyLogEvent } from '../domain/index.js';
 import type { OutboxRow } from '../notify/outbox-table.js';
 import { eventLine } from '../report/event-line.js';
 import type { AlertDetail, StoredEventView } from '../store/queries.js';
@@ -36,6 +36,7 @@ export function alertJson(a: Alert): Record<string, unknown> {
     target: a.target,
     labels: a.labels,
     summary: a.summary,
+    basis: basisOf(a.evidence),
     started_ms: a.startedMs,
     updated_ms: a.updatedMs,
     resolved_ms: a.resolvedMs,

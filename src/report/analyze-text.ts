@@ -3,6 +3,7 @@
  * empty sections left out. Pure: result in, text out.
  */
 import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats } from './analyze-summary.js';
+import { renderAlertsSection, type OfflineAlert } from './alerts-text.js';
 import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table, type Column } from './text-format.js';
 
 export interface AnalyzeFileReport {
@@ -25,6 +26,8 @@ export interface AnalyzeReport {
   over_long_lines: number;
   events_by_kind: AnalyzeSummary['events_by_kind'];
   summary: AnalyzeSummary;
+  /** With --rules: what the rules concluded, replayed on the log's time. */
+  alerts?: OfflineAlert[];
 }
 
 export function renderAnalyzeText(report: AnalyzeReport): string {
@@ -38,6 +41,7 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
     out.push(`  ${f.path}: ${what}`);
   }
 
+  out.push(...renderAlertsSection(report.alerts));
   out.push(...renderSummarySections(s));
 
   const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);

@@ -5,7 +5,7 @@
  * `pgvigil report` and the API read the store and hand them over.
  */
 import { DateTime } from 'luxon';
-import type { Alert, AlertState, AnyLogEvent, Evidence } from '../domain/index.js';
+import { basisOf, type Alert, type AlertBasis, type AlertState, type AnyLogEvent, type Evidence } from '../domain/index.js';
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
 import { eventLine } from './event-line.js';
@@ -38,8 +38,8 @@ export interface ReportAlert {
   updated: string;
   resolved: string | null;
   summary: string;
-  /** What the conclusion rests on ('log', 'log+samples'), when the rule says. */
-  basis: string | null;
+  /** What the conclusion rests on: the log alone, or the log and sampled series. */
+  basis: AlertBasis;
   /** Every firing and resolution in the window, oldest first. */
   transitions: Array<{ ts: string; to: AlertState }>;
   evidence: { event_ids: number[]; facts: Evidence['facts']; series: Array<{ name: string; labels: Record<string, string>; value: number | null; ts: string }> };
@@ -107,12 +107,10 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
 }
 
 function reportAlert(a: Alert, transitions: readonly StoredTransition[]): ReportAlert {
-  // Another rule family may add `basis` to the alert; shown when there, never required.
-  const basis = (a as Alert & { basis?: unknown }).basis;
   return {
     id: a.id, rule: a.ruleId, severity: a.severity, state: a.state, target: a.target,
     started: iso(a.startedMs), updated: iso(a.updatedMs), resolved: a.resolvedMs === null ? null : iso(a.resolvedMs), summary: a.summary,
-    basis: typeof basis === 'string' ? basis : null,
+    basis: basisOf(a.evidence),
     transitions: transitions.filter((t) => t.alertId === a.id).map((t) => ({ ts: iso(t.tsMs), to: t.toState })),
     evidence: {
       event_ids: a.evidence.eventIds,
@@ -131,7 +129,7 @@ function alertsByEvidenceEvent(alerts: readonly Alert[]): Map<number, number[]> 
 }
 
 /** Classified events, and anything at ERROR or worse; plain statement lines are not notable. */
-function isNotable(event: AnyLogEvent): boolean {
+export function isNotable(event: AnyLogEvent): boolean {
   return event.kind !== 'generic' || event.level === 'ERROR' || event.level === 'FATAL' || event.level === 'PANIC';
 }
 
@@ -154,7 +152,7 @@ export function renderIncidentReportText(report: IncidentReport): string {
   if (report.alerts.length === 0) out.push('  none fired in this window');
   for (const a of report.alerts) {
     out.push(`  #${a.id} ${a.severity.toUpperCase()} ${a.rule} on ${a.target}: ${a.summary}`);
-    out.push(`      fired ${a.started}, updated ${a.updated}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}${a.basis ? `; basis ${a.basis}` : ''}`);
+    out.push(`      fired ${a.started}, updated ${a.updated}${a.resolved ? `, resolved ${a.resolved}` : ', still firing'}; basis: ${a.basis}`);
     if (a.evidence.event_ids.length > 0) out.push(`      evidence: events ${a.evidence.event_ids.join(', ')}`);
   }
   out.push('', `Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})`);

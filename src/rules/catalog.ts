@@ -25,6 +25,7 @@ import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
 import type { Rule, RuleNeeds } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
+import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
 import { xminHorizonHeld, DEFAULTS as XMIN } from './xmin-horizon-held.js';
 
@@ -78,6 +79,10 @@ export const RULES = {
     needs: needs({ settings: [LOCK_WAITS_LOGGED], collectors: ['pg_lock_waits'], events: ['lock_wait', 'server_restart'] }),
   },
   'xmin-horizon-held': { create: xminHorizonHeld, defaults: XMIN, needs: needs({ collectors: ['pg_xmin_horizon'] }) },
+  'vacuum-held-back': {
+    create: vacuumHeldBack, defaults: HELD_BACK,
+    needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_xmin_horizon'], events: ['autovacuum'] }),
+  },
   'parallel-autovacuum-starved': {
     create: parallelAutovacuumStarved, defaults: PARALLEL_STARVED,
     needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_settings'], events: ['autovacuum'] }),

@@ -11,7 +11,8 @@
  */
 import type { RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { describeRun, nextXidAtReport, runKey, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
+import { describeRun, runKey, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
+import { nextXidAtReport } from './vacuum-cutoffs.js';
 import { formatCount, formatDuration, plural } from './summary-format.js';
 
 export const ID = 'repack-holds-vacuum';

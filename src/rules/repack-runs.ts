@@ -222,16 +222,6 @@ export function runKey(run: RepackRun): string {
   return run.slotName ?? `pid_${run.sessionPid}_${runStartMs(run)}`;
 }
 
-/**
- * The next XID when an autovacuum report was written: its `removable cutoff: X, which was N XIDs
- * old` says the cutoff was N XIDs behind it (PG 15+). The same arithmetic is being added to
- * vacuum-cutoffs.ts on another branch; fold this into it when both are merged.
- */
-export function nextXidAtReport(details: { removable_cutoff_xid: number | null; removable_cutoff_age_xids: number | null }): number | null {
-  const { removable_cutoff_xid: cutoff, removable_cutoff_age_xids: age } = details;
-  return cutoff === null || age === null ? null : cutoff + age;
-}
-
 function pidOf(labels: Labels): number | null {
   const n = Number(labels.owner_pid);
   return labels.owner_pid !== undefined && labels.owner_pid !== '' && Number.isInteger(n) ? n : null;

@@ -76,6 +76,18 @@ describe('StoreRuleViewSource', () => {
     db.close();
   });
 
+  it('answers the same from its cache of decoded events, however small, as the window slides', () => {
+    const { db } = storeWith();
+    const fresh = () => new StoreRuleViewSource(db, { targets: TARGETS });
+    const tiny = new StoreRuleViewSource(db, { targets: TARGETS, maxCachedEvents: 1 });
+    for (const step of [1, 3, 5, 5, 9]) {
+      const query = { sinceMs: at(step - 2) };
+      expect(tiny.at(at(step)).events('ddl', query)).toEqual(fresh().at(at(step)).events('ddl', query));
+    }
+    expect(tiny.at(at(9)).events('ddl', { sinceMs: 0 }).map((e) => e.id)).toEqual([1, 3, 4]);
+    db.close();
+  });
+
   it('keeps the newest events when a query returns more than its cap', () => {
     const { db } = storeWith();
     const capped = new StoreRuleViewSource(db, { targets: TARGETS, maxEventsPerQuery: 2 });
@@ -129,6 +141,7 @@ describe('StoreRuleViewSource', () => {
       lastPointOfNameOnTarget: [RULE_VIEW_SQL.lastPointOfName(true), 5],
       events: [RULE_VIEW_SQL.events(null, false), 4],
       eventsOfTargetsAndPid: [RULE_VIEW_SQL.events(2, true), 7],
+      eventsById: [RULE_VIEW_SQL.eventsById(3), 3],
     };
     const seriesByName = /^SEARCH (series|s) USING (COVERING )?INDEX series_by_name_seen \(name=\? AND seen_ms>\?\)$/;
     const samplesRange = /^SEARCH samples USING PRIMARY KEY \(series_id=\? AND ts_ms>\? AND ts_ms<\?\)$/;
@@ -143,6 +156,7 @@ describe('StoreRuleViewSource', () => {
       lastPointOfNameOnTarget: lastOfEach,
       events: [eventsRange],
       eventsOfTargetsAndPid: [eventsRange],
+      eventsById: [/^SEARCH events USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
     };
     for (const [query, [sql, params]] of Object.entries(plans)) {
       const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<number>(params).fill(1)) as Array<{ detail: string }>).map((r) => r.detail);

@@ -9,6 +9,12 @@
  * evaluation follows what is live now, not how many days the store holds (bench/rules.ts).
  * Labels come back with the series' descriptive labels merged in (src/store/series-identity.ts).
  *
+ * Decoded events are kept by id (a bounded, first-in first-out cache): rules read sliding windows,
+ * so each evaluation would otherwise fetch and parse the same rows again, which dominated the
+ * time of an offline replay (analyze --rules). A query reads ids first and whole rows only for
+ * events not in the cache. Stored events never change; a cached entry is used only if its time
+ * and kind still match the row's, in case retention freed an id that was then reused.
+ *
  * Rows that cannot be decoded (details or labels that are not the JSON the writer stores) are
  * skipped, counted and a few kept as examples: a bad row never stops the rules.
  */
@@ -36,6 +42,8 @@ export interface StoreRuleViewOptions {
   staleAfterMs?: number;
   /** Newest events kept per query; older ones are dropped and counted. */
   maxEventsPerQuery?: number;
+  /** Decoded events kept between evaluations. */
+  maxCachedEvents?: number;
 }
 
 export interface StoreRuleViewStats {
@@ -79,14 +87,20 @@ export const RULE_VIEW_SQL = {
       JOIN samples p ON p.series_id = s.id AND p.ts_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = s.id AND ts_ms >= ? AND ts_ms <= ?)
       WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}`;
   },
-  /** kind, from, to, targets..., pid?, limit */
+  /** kind, from, to, targets..., pid?, limit: the ids, newest first (whole rows come from eventsById or the cache) */
   events(targets: number | null, byPid: boolean): string {
-    return `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
-      FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
+    return `SELECT id, ts_ms FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
       ${targets === null ? '' : `AND target IN (${Array.from({ length: targets }, () => '?').join(', ')})`} ${byPid ? 'AND pid = ?' : ''}
       ORDER BY ts_ms DESC, id DESC LIMIT ?`;
   },
+  /** ids...: whole rows of the events not in the cache */
+  eventsById(count: number): string {
+    return `SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
+      FROM events WHERE id IN (${Array.from({ length: count }, () => '?').join(', ')})`;
+  },
 };
+/** Whole rows fetched per query for events missing from the cache (SQLite's parameter limit is far above). */
+const FETCH_CHUNK = 500;
 
 export class StoreRuleViewSource implements RuleViewSource {
   private readonly staleAfterMs: number;
@@ -94,6 +108,8 @@ export class StoreRuleViewSource implements RuleViewSource {
   private readonly statements = new Map<string, Database.Statement<unknown[]>>();
   private readonly counters: StoreRuleViewStats = { badRows: 0, truncatedQueries: 0, examples: [] };
   private readonly decoded = new Map<number, { labels: string; info: string | null; decoded: Labels | null }>();
+  private readonly decodedEvents = new Map<number, RuleEvent>();
+  private readonly maxCachedEvents: number;
 
   constructor(
     private readonly db: Db,
@@ -101,6 +117,7 @@ export class StoreRuleViewSource implements RuleViewSource {
   ) {
     this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
     this.maxEvents = options.maxEventsPerQuery ?? 10_000;
+    this.maxCachedEvents = options.maxCachedEvents ?? 10_000;
   }
 
   get stats(): StoreRuleViewStats {
@@ -129,19 +146,47 @@ export class StoreRuleViewSource implements RuleViewSource {
     if (targets?.length === 0) return [];
     const sql = RULE_VIEW_SQL.events(targets?.length ?? null, q.pid !== undefined);
     const params: unknown[] = [kind, q.sinceMs, nowMs, ...(targets ?? []), ...(q.pid !== undefined ? [q.pid] : []), this.maxEvents];
-    const rows = this.prepare(sql).all(...params) as EventRow[];
+    const rows = (this.prepare(sql).all(...params) as Array<{ id: number; ts_ms: number }>).reverse();
     if (rows.length >= this.maxEvents) this.counters.truncatedQueries++;
-    const events: Array<RuleEvent<K>> = [];
-    for (const row of rows.reverse()) {
-      const details = this.decode(row.details, `events.id ${row.id}: details`);
-      if (details === undefined || typeof details !== 'object' || details === null) continue;
-      events.push({
-        id: row.id, kind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
-        level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details,
-        source: { file: row.source_file, offset: row.source_offset, line: null },
-      } as RuleEvent<K>);
+    const cached = (r: { id: number; ts_ms: number }): RuleEvent | undefined => {
+      const e = this.decodedEvents.get(r.id);
+      return e && e.tsMs === r.ts_ms && e.kind === kind ? e : undefined;
+    };
+    // Looked up before fetching: caching the fetched rows may evict some of the hits.
+    const hits = rows.map(cached);
+    const fetched = this.fetch(rows.filter((_, i) => hits[i] === undefined).map((r) => r.id));
+    return rows.map((r, i) => hits[i] ?? fetched.get(r.id)).filter((e): e is RuleEvent => e !== undefined) as Array<RuleEvent<K>>;
+  }
+
+  /** Reads, decodes and caches the events with these ids; rows that cannot be decoded are counted and left out. */
+  private fetch(ids: number[]): Map<number, RuleEvent> {
+    const fetched = new Map<number, RuleEvent>();
+    for (let start = 0; start < ids.length; start += FETCH_CHUNK) {
+      const chunk = ids.slice(start, start + FETCH_CHUNK);
+      const rows = this.prepare(RULE_VIEW_SQL.eventsById(chunk.length)).all(...chunk) as EventRow[];
+      for (const row of rows) {
+        const details = this.decode(row.details, `events.id ${row.id}: details`);
+        if (details === undefined || typeof details !== 'object' || details === null) continue;
+        const event = {
+          id: row.id, kind: row.kind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
+          level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details,
+          source: { file: row.source_file, offset: row.source_offset, line: null },
+        } as RuleEvent;
+        fetched.set(event.id, event);
+        this.rememberEvent(event);
+      }
     }
-    return events;
+    return fetched;
+  }
+
+  private rememberEvent(event: RuleEvent): void {
+    this.decodedEvents.delete(event.id);
+    this.decodedEvents.set(event.id, event);
+    // Oldest first: windows slide forward, so the first cached are the first no longer read.
+    for (const id of this.decodedEvents.keys()) {
+      if (this.decodedEvents.size <= this.maxCachedEvents) break;
+      this.decodedEvents.delete(id);
+    }
   }
 
   /** Series of a name that may have a sample at or after sinceMs (seen_ms is coarse: SEEN_STEP_MS). */

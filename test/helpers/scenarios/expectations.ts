@@ -112,6 +112,28 @@ const autovacuumHeldBack: Check = (events, major) => {
   expect(released.details.removable_cutoff_xid ?? 0).toBeGreaterThan(held.details.removable_cutoff_xid ?? 0);
 };
 
+const standbyFeedbackHoldsVacuum: Check = (events, major) => {
+  const held = (table: string) => findEvent(events, 'autovacuum', `${table} with dead tuples not yet removable`,
+    (e) => e.details.table === table && (e.details.tuples_dead_not_removable ?? 0) > 0);
+  const [orders, other] = [held('fb_orders'), held('fb_events')];
+  expectVacuumReport(orders, major);
+  expect([orders.details.database, other.details.database]).toEqual(['postgres', 'fb_other']);
+  // The standby's feedback holds every database at one horizon.
+  expect(other.details.removable_cutoff_xid).toBe(orders.details.removable_cutoff_xid);
+  const released = findEvent(events, 'autovacuum', 'fb_events removing the tuples once released',
+    (e) => e.details.table === 'fb_events' && (e.details.tuples_removed ?? 0) > 0);
+  expect(released.details.tuples_dead_not_removable).toBe(0);
+};
+
+const logicalSlotHoldsCatalogs: Check = (events, major) => {
+  const held = (database: string) => findEvent(events, 'autovacuum', `${database}.pg_catalog.pg_attribute with dead tuples not yet removable`,
+    (e) => e.details.database === database && e.details.table === 'pg_attribute' && (e.details.tuples_dead_not_removable ?? 0) > 0);
+  const [postgres, other] = [held('postgres'), held('ls_other')];
+  expectVacuumReport(postgres, major);
+  // The slot's catalog_xmin holds the catalogs of every database at one horizon.
+  expect(other.details.removable_cutoff_xid).toBe(postgres.details.removable_cutoff_xid);
+};
+
 const lockWaitsAndLockTimeout: Check = (events, major) => {
   const rowWait = findEvent(events, 'lock_wait', 'waiting for ShareLock on a transaction', (e) => e.details.phase === 'waiting' && e.details.lock_object.type === 'transactionid');
   expect(rowWait.details).toMatchObject({ lock_mode: 'ShareLock', statement: expect.stringContaining('UPDATE lw_accounts') });
@@ -331,6 +353,8 @@ const CHECKS: Record<string, Check> = {
   'standby-recovery-conflicts': standbyRecoveryConflicts,
   'standby-buffer-pin-conflicts': standbyBufferPinConflicts,
   'standby-tablespace-conflict': standbyTablespaceConflict,
+  'standby-feedback-holds-vacuum': standbyFeedbackHoldsVacuum,
+  'logical-slot-holds-catalogs': logicalSlotHoldsCatalogs,
   'backend-killed-crash-restart': backendKilledCrashRestart,
   'parallel-autovacuum': parallelVacuum('parallel_autovacuum', (planned, launched) => {
     expect(planned).toBe(3);

@@ -10,6 +10,8 @@ import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumSta
 import { standbyBufferPinConflicts, standbyRecoveryConflicts, standbyTablespaceConflict } from './recovery-conflicts.js';
 import { repackConcurrentlyHoldsBackVacuum, repackLockTimeoutAtSwap } from './repack.js';
 import type { Scenario } from './scenario.js';
+import { standbyFeedbackHoldsVacuum } from './standby-feedback.js';
+import { logicalSlotHoldsCatalogs } from './logical-slot-catalogs.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
 import { idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 
@@ -34,6 +36,8 @@ export const SCENARIOS: readonly Scenario[] = [
   standbyRecoveryConflicts,
   standbyBufferPinConflicts,
   standbyTablespaceConflict,
+  standbyFeedbackHoldsVacuum,
+  logicalSlotHoldsCatalogs,
   backendKilledCrashRestart,
 ];
 

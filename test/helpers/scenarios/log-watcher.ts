@@ -41,6 +41,11 @@ export class LogWatcher {
  * completely written. `body` (optional) must match somewhere inside the report. PG 13's
  * autoanalyze report is one line, `... of table "x" system usage: ...`, and has no body.
  */
+/** `times` matches of `report` in a row (other text between them): a report written run after run. */
+export function repeatedReport(report: RegExp, times: number): RegExp {
+  return new RegExp(`(?:${report.source}[^]*?){${times - 1}}${report.source}`);
+}
+
 export function completeReport(header: string, body = ''): RegExp {
   const line = '\\n\\t[^\\n]*';
   const inner = body === '' ? '' : `(?:${line})*?\\n\\t${body}[^\\n]*`; // the line may go on (13: `, oldest xmin: N`)

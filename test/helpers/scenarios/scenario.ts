@@ -32,6 +32,8 @@ export interface Scenario {
   versions: readonly PgVersion[];
   /** Whose log holds the scenario (recovery conflicts are logged by the standby). */
   logOf: 'primary' | 'standby';
+  /** A scenario logged by the primary that needs a hot standby too (logOf 'standby' always has one). */
+  withStandby?: boolean;
   /** Applied with ALTER SYSTEM + reload on the logging server for the scenario only. */
   settings(version: PgVersion): Settings;
   /** SET commands its sessions issue (documented in case.json; the scenario issues them). */

@@ -1,0 +1,119 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AnalyzeReport } from '../report/analyze-text.js';
+import { storedIncidentReport } from '../report/stored-incident-report.js';
+import { renderIncidentReportText } from '../report/incident-report.js';
+import { openStore } from '../store/open-store.js';
+import { StoreQueries } from '../store/queries.js';
+import { analyzeCaptured as analyze } from '../../test/helpers/analyze-io.js';
+import type { AnalyzeOptions } from './analyze.js';
+
+// Relative to the repository root, where vitest runs: evidence cites the path as given.
+const REPACK = 'test/fixtures/logs/pg19-stderr-repack-concurrently-holds-back-vacuum/repack-concurrently-holds-back-vacuum.log';
+const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-analyze-rules-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function analyzeJson(files: string[], options: AnalyzeOptions = {}): Promise<AnalyzeReport> {
+  const { code, stdout, stderr } = await analyze(files, { ...options, json: true });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as AnalyzeReport;
+}
+
+/** A PG 15+ autovacuum report as the server writes it with log_line_prefix '%m [%p] %q%u@%d '. */
+function autovacuumReport(ts: string, pid: number, table: string, cutoff: number, ageXids: number, dead: number): string {
+  return `${ts} UTC [${pid}] LOG:  automatic vacuum of table "${table}": index scans: 0
+\tpages: 0 removed, 11 remain, 11 scanned (100.00% of total)
+\ttuples: 0 removed, 2000 remain, ${dead} are dead but not yet removable
+\tremovable cutoff: ${cutoff}, which was ${ageXids} XIDs old when operation ended
+\tindex scan not needed: 0 pages from table (0.00% of total) had 0 dead item identifiers removed
+\tavg read rate: 0.000 MB/s, avg write rate: 0.000 MB/s
+\tbuffer usage: 41 hits, 0 misses, 0 dirtied
+\tWAL usage: 0 records, 0 full page images, 0 bytes
+\tsystem usage: CPU: user: 0.00 s, system: 0.00 s, elapsed: 0.00 s
+`;
+}
+
+describe('pgvigil analyze --rules', () => {
+  it('reports the alerts with their rule, times, basis and evidence as positions in the log', async () => {
+    const report = await analyzeJson([REPACK], { rules: true });
+    expect(report.alerts).toHaveLength(1);
+    const [alert] = report.alerts!;
+    expect(alert).toMatchObject({
+      rule: 'vacuum-held-back', severity: 'warning', target: 'offline', basis: 'log', ended_at: null,
+      started_at: '2026-11-30T07:21:00.000Z',
+    });
+    expect(alert!.summary).toContain('removable cutoff stuck at XID 753');
+    expect(alert!.evidence.facts).toMatchObject({ removable_cutoff_xid: 753, held_databases: 'other', held_tables: 'other.public.hot_counters' });
+    // Each position is the first line of an autovacuum report in the file.
+    const lines = readFileSync(REPACK, 'utf8').split('\n');
+    expect(alert!.evidence.events.length).toBeGreaterThanOrEqual(2);
+    for (const { file, line } of alert!.evidence.events) {
+      expect(file).toBe(REPACK);
+      expect(lines[line! - 1]).toMatch(/LOG: {2}automatic vacuum of table "other\.public\.hot_counters"/);
+    }
+  });
+
+  it('prints an Alerts section in the text, and nothing about alerts without --rules', async () => {
+    const { stdout } = await analyze([REPACK], { rules: true });
+    expect(stdout).toMatch(/\nAlerts \(1\)\n {2}WARNING vacuum-held-back \(basis: log\) from 2026-11-30T07:21:00\.000Z still open at the end of the log\n {4}vacuum held back in database other since 07:20:58 UTC/);
+    expect(stdout).toMatch(/\n {4}evidence: test\/fixtures\/logs\/.*\.log:\d+, /);
+    expect(stdout).toContain('    would be certain with: pgvigil run beside the server');
+    const plain = await analyzeJson([REPACK]);
+    expect(plain).not.toHaveProperty('alerts');
+    expect((await analyze([REPACK], {})).stdout).not.toContain('Alerts');
+  });
+
+  it('resolves an alert once the condition has been gone for the hold-down, on the log\'s time', async () => {
+    const file = path.join(dir, 'held-then-released.log');
+    writeFileSync(file, [
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
+      autovacuumReport('2026-11-30 07:00:31.000', 102, 'billing.public.invoices', 771, 40, 900),
+      autovacuumReport('2026-11-30 07:02:01.500', 103, 'shop.public.orders', 950, 2, 0),
+      autovacuumReport('2026-11-30 07:10:00.000', 104, 'shop.public.orders', 990, 1, 0),
+    ].join(''));
+    const [alert, ...others] = (await analyzeJson([file], { rules: true })).alerts!;
+    expect(others).toEqual([]);
+    // Fires at the end of the 5 s slot of the second report and is seen at every slot through the
+    // quiet minute up to 07:02:00; the release is seen at 07:02:05, and the alert resolves 60 s
+    // (the hold-down) after it was last seen, evaluated through the gap before the last report.
+    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:00:35.000Z', ended_at: '2026-11-30T07:03:00.000Z' });
+    expect(alert!.summary).toContain('in 2 databases (billing, shop)');
+    expect(alert!.evidence.events).toEqual([{ file, line: 1 }, { file, line: 10 }]);
+    expect(alert!.evidence.facts).toMatchObject({ next_xid_at_report: 811, autovacuum_pids: '101, 102' });
+  });
+
+  it('ends at the end of the log an alert whose condition is gone there but whose hold-down has not run out', async () => {
+    const file = path.join(dir, 'released-at-the-end.log');
+    writeFileSync(file, [
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
+      autovacuumReport('2026-11-30 07:00:31.000', 102, 'shop.public.orders', 771, 40, 900),
+      autovacuumReport('2026-11-30 07:00:41.500', 103, 'shop.public.orders', 950, 2, 0),
+    ].join(''));
+    const [alert] = (await analyzeJson([file], { rules: true })).alerts!;
+    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:00:35.000Z', ended_at: '2026-11-30T07:00:41.500Z' });
+  });
+
+  it('with --db stores every event and the alerts, which `pgvigil report` then shows with their basis', async () => {
+    const db = path.join(dir, 'store.db');
+    const report = await analyzeJson([REPACK], { rules: true, db });
+    const store = openStore(db, { readonly: true });
+    try {
+      expect(store.prepare('SELECT count(*) FROM events').pluck().get()).toBe(report.summary.events);
+      const from = Date.parse('2026-11-30T07:00:00Z');
+      const stored = storedIncidentReport(new StoreQueries(store), { fromMs: from, toMs: from + 3_600_000, target: null });
+      expect(stored.alerts).toEqual([expect.objectContaining({ rule: 'vacuum-held-back', state: 'firing', basis: 'log', summary: report.alerts![0]!.summary })]);
+      expect(renderIncidentReportText(stored)).toMatch(/still firing; basis: log/);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('replays nothing and reports no alert for a log without events', async () => {
+    const file = path.join(dir, 'empty.log');
+    writeFileSync(file, '');
+    expect((await analyzeJson([file], { rules: true })).alerts).toEqual([]);
+  });
+});

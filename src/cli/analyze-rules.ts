@@ -1,0 +1,184 @@
+/**
+ * `pgvigil analyze --rules`: the daemon's rules engine and rules, replayed over the log being
+ * analyzed on the log's own time (src/rules/replay.ts decides when the engine evaluates).
+ *
+ * The rules read a store, as in the daemon: the --db store, which then gets every event and the
+ * alerts (so `pgvigil report --db` shows them), or a temporary file holding only the notable
+ * events (classified ones and errors), removed at the end. Memory stays bounded: events go to
+ * the store in batches, the rules read it by time window.
+ *
+ * At the end of the log an alert whose condition is already gone, but whose hold-down has not
+ * run out, ends there: the hold-down keeps a flapping condition from paging twice, and nothing
+ * pages offline, while "still open" would claim what the log does not show.
+ *
+ * Evidence is cited by position (`{file, line}`): a connection-local TEMP table maps the ids of
+ * the notable events to their line, without changing the store's schema.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DateTime } from 'luxon';
+import { basisOf, type Alert, type AnyLogEvent } from '../domain/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { OfflineAlert } from '../report/alerts-text.js';
+import { isNotable } from '../report/incident-report.js';
+import { RULES_DEFAULTS, buildRules } from '../rules/catalog.js';
+import { RuleEngine } from '../rules/engine.js';
+import type { Rule } from '../rules/rule.js';
+import { EventTimeClock, REPLAY_DEFAULTS, ReplayStepper } from '../rules/replay.js';
+import { StoreRuleViewSource } from '../rules/store-rule-view.js';
+import { AlertStore } from '../store/alert-store.js';
+import { openStore, type Db } from '../store/open-store.js';
+import { StoreWriter } from '../store/store-writer.js';
+
+/** Events handed to the store writer at once; it commits them in one transaction. */
+const BATCH_EVENTS = 5_000;
+
+export interface OfflineRulesStore {
+  db: Db;
+  writer: StoreWriter;
+}
+
+export class OfflineRules {
+  private readonly clock = new EventTimeClock();
+  private readonly stepper: ReplayStepper;
+  private readonly engine: RuleEngine;
+  private readonly rules: Rule[];
+  private readonly views: StoreRuleViewSource;
+  private readonly alerts: AlertStore;
+  private readonly alertIds = new Set<number>();
+  private readonly lineOf;
+  private pending: AnyLogEvent[] = [];
+
+  /**
+   * `store`: the --db store, which takes every event; without it a temporary store that takes the
+   * notable events only.
+   */
+  static open(store: OfflineRulesStore | null, target: string, log: Logger): OfflineRules {
+    if (store) return new OfflineRules(store.db, store.writer, 'every event', target, log, null);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-replay-'));
+    try {
+      const db = openStore(path.join(dir, 'replay.sqlite'));
+      return new OfflineRules(db, new StoreWriter(db, new EventTimeClock(), log), 'notable events', target, log, dir);
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  private constructor(
+    private readonly db: Db,
+    private readonly writer: StoreWriter,
+    private readonly ingest: 'every event' | 'notable events',
+    target: string,
+    log: Logger,
+    private readonly tempDir: string | null,
+  ) {
+    const options = RULES_DEFAULTS;
+    db.exec('CREATE TEMP TABLE IF NOT EXISTS replay_event_lines (event_id INTEGER PRIMARY KEY, line INTEGER)');
+    const insertLine = db.prepare('INSERT OR REPLACE INTO temp.replay_event_lines (event_id, line) VALUES (?, ?)');
+    this.lineOf = db.prepare<[number], { source_file: string; line: number | null }>(
+      'SELECT e.source_file, l.line FROM events e LEFT JOIN temp.replay_event_lines l ON l.event_id = e.id WHERE e.id = ?',
+    );
+    writer.onFlush(({ events }) => {
+      for (const { id, event } of events) if (isNotable(event)) insertLine.run(id, event.source.line);
+    });
+    this.alerts = new AlertStore(db, []);
+    this.alerts.onTransition(({ alert }) => this.alertIds.add(alert.id));
+    this.rules = buildRules(options);
+    this.views = new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs });
+    this.engine = new RuleEngine({
+      rules: this.rules,
+      views: this.views,
+      alerts: this.alerts,
+      clock: this.clock,
+      log,
+      options,
+    });
+    this.stepper = new ReplayStepper({
+      commit: () => this.commit(),
+      evaluate: (nowMs) => this.engine.evaluate(nowMs),
+      openAlerts: () => this.engine.stats.openAlerts,
+    }, this.clock, { intervalMs: options.intervalMs, ...REPLAY_DEFAULTS });
+  }
+
+  /** Each event of the log, in reading order. */
+  add(event: AnyLogEvent): void {
+    const notable = isNotable(event);
+    this.stepper.beforeEvent(event.tsMs, notable);
+    if (this.ingest === 'notable events' && !notable) return;
+    this.pending.push(event);
+    if (this.pending.length >= BATCH_EVENTS) this.handOver();
+  }
+
+  /** After the last event: the final evaluation, then every alert the replay raised, oldest first. */
+  finish(): OfflineAlert[] {
+    this.stepper.finish();
+    const endMs = this.stepper.lastEvaluatedMs;
+    if (endMs !== null) this.endGoneConditions(endMs);
+    return [...this.alertIds].sort((a, b) => a - b).map((id) => this.offlineAlert(this.alerts.get(id)!));
+  }
+
+  /** Closes and removes the temporary store (the --db one is the caller's). */
+  close(): void {
+    if (this.tempDir === null) return;
+    this.db.close();
+    rmSync(this.tempDir, { recursive: true, force: true });
+  }
+
+  /** Resolves, at the end of the log, the open alerts whose rule evaluated and no longer finds them. */
+  private endGoneConditions(endMs: number): void {
+    const view = this.views.at(endMs);
+    const present = new Set<string>();
+    const evaluated = new Set<string>();
+    for (const rule of this.rules) {
+      try {
+        for (const finding of rule.evaluate(view, endMs)) present.add(finding.dedupKey);
+        evaluated.add(rule.id);
+      } catch {
+        // The engine counted and logged it in the final evaluation; its alerts stay as they are.
+      }
+    }
+    for (const alert of this.alerts.openAlerts()) {
+      if (this.alertIds.has(alert.id) && evaluated.has(alert.ruleId) && !present.has(alert.dedupKey)) this.alerts.resolve(alert.dedupKey, endMs);
+    }
+  }
+
+  private handOver(): void {
+    if (this.pending.length === 0) return;
+    this.writer.enqueue({ events: this.pending });
+    this.pending = [];
+  }
+
+  private commit(): void {
+    this.handOver();
+    // A failed commit keeps the events in the writer and retries on the next one; the rules
+    // meanwhile see what is stored, and the caller reports what could not be.
+    this.writer.flush();
+  }
+
+  private offlineAlert(a: Alert): OfflineAlert {
+    const { evidence } = a;
+    return {
+      rule: a.ruleId,
+      severity: a.severity,
+      target: a.target,
+      summary: a.summary,
+      started_at: iso(a.startedMs),
+      ended_at: a.resolvedMs === null ? null : iso(a.resolvedMs),
+      basis: basisOf(evidence),
+      evidence: {
+        events: evidence.eventIds.flatMap((id) => {
+          const row = this.lineOf.get(id);
+          return row ? [{ file: row.source_file, line: row.line }] : [];
+        }),
+        series: evidence.series.map((s) => ({ name: s.name, labels: s.labels, value: s.value, ts: iso(s.tsMs) })),
+        facts: evidence.facts,
+      },
+    };
+  }
+}
+
+function iso(ms: number): string {
+  return DateTime.fromMillis(ms, { zone: 'utc' }).toISO()!;
+}

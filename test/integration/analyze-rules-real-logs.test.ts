@@ -1,0 +1,187 @@
+/**
+ * `pgvigil analyze --rules` on logs recorded by real PostgreSQL 15, 18 and 19rc1 servers
+ * (test/fixtures/logs): the alerts the rules replay finds, against golden files in
+ * test/fixtures/analyze-rules/ (regenerate with UPDATE_GOLDEN=1 and review the diff), plus the
+ * facts each must name, read from the raw log independently of the parser. The three formats of a
+ * recording must give the same alerts; the built CLI must give the same output in any time zone
+ * and at any wall-clock date.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { OfflineAlert } from '../../src/report/alerts-text.js';
+import type { AnalyzeReport } from '../../src/report/analyze-text.js';
+import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { caseName, readCase } from '../helpers/scenarios/fixture-case.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const GOLDEN_DIR = path.join(ROOT, 'test/fixtures/analyze-rules');
+const UPDATE = process.env.UPDATE_GOLDEN === '1';
+
+/** The log of a recorded case, relative to the repository root (as the evidence cites it). */
+function logOf(major: number, format: 'stderr' | 'csvlog' | 'jsonlog', scenario: string): string {
+  const dir = path.join('test/fixtures/logs', caseName(major, format, scenario));
+  return path.join(dir, readCase(path.join(ROOT, dir)).log_file);
+}
+
+async function alertsOf(file: string): Promise<OfflineAlert[]> {
+  const { code, stdout, stderr } = await analyzeCaptured([file], { rules: true, json: true });
+  expect(stderr).toBe('');
+  expect(code).toBe(0);
+  return (JSON.parse(stdout) as AnalyzeReport).alerts!;
+}
+
+function golden(name: string, alerts: OfflineAlert[]): void {
+  const file = path.join(GOLDEN_DIR, `${name}.json`);
+  const text = `${JSON.stringify(alerts, null, 2)}\n`;
+  if (UPDATE || !existsSync(file)) {
+    if (!UPDATE) throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 and review it`);
+    mkdirSync(GOLDEN_DIR, { recursive: true });
+    writeFileSync(file, text);
+  }
+  expect(text).toBe(readFileSync(file, 'utf8'));
+}
+
+/** What the alerts say, without where in the file (the formats differ there). */
+const conclusions = (alerts: OfflineAlert[]) => alerts.map((a) => ({ rule: a.rule, summary: a.summary, started_at: a.started_at, ended_at: a.ended_at, basis: a.basis }));
+
+const rawLog = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+
+describe('analyze --rules on real PostgreSQL logs', () => {
+  it('pg19 REPACK (CONCURRENTLY) holding vacuum: vacuum-held-back names the database, table, cutoff XID and autovacuum pids', async () => {
+    const file = logOf(19, 'stderr', 'repack-concurrently-holds-back-vacuum');
+    const alerts = await alertsOf(file);
+    golden('pg19-repack-concurrently-holds-back-vacuum', alerts);
+    expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
+    const [held] = alerts;
+    // From the raw text: the reports of other.public.hot_counters and the cutoff they share.
+    const reports = [...rawLog(file).matchAll(/\[(\d+)\] LOG: {2}automatic vacuum of table "other\.public\.hot_counters"[^]*?removable cutoff: (\d+), which was (\d+) XIDs old/g)];
+    const cutoff = Number(reports[0]![2]);
+    expect(new Set(reports.map((r) => Number(r[2])))).toEqual(new Set([cutoff]));
+    expect(held).toMatchObject({ basis: 'log', ended_at: null });
+    expect(held!.summary).toContain(`in database other since`);
+    expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
+    expect(held!.summary).toContain('the holder is not in the log');
+    expect(held!.evidence.facts).toMatchObject({
+      removable_cutoff_xid: cutoff, held_databases: 'other', held_tables: 'other.public.hot_counters',
+      next_xid_at_report: cutoff + Number(reports.at(-1)![3]),
+    });
+    const pids = String(held!.evidence.facts.autovacuum_pids).split(', ');
+    expect(pids.length).toBeGreaterThanOrEqual(2);
+    for (const pid of pids) expect(reports.map((r) => r[1])).toContain(pid);
+  });
+
+  for (const major of [15, 18, 19]) {
+    it(`pg${major} standby with hot_standby_feedback holding vacuum in two databases: vacuum-held-back says server-wide`, async () => {
+      const file = logOf(major, 'stderr', 'standby-feedback-holds-vacuum');
+      const alerts = await alertsOf(file);
+      golden(`pg${major}-standby-feedback-holds-vacuum`, alerts);
+      expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
+      const [held] = alerts;
+      // From the raw text: the runs that found dead rows not removable, and their one cutoff.
+      const reports = [...rawLog(file).matchAll(/\[(\d+)\] LOG: {2}automatic vacuum of table "(\w+)\.public\.(fb_\w+)": [^\n]*(?:\n\t[^\n]*)*?\n\ttuples: \d+ removed, \d+ remain, ([1-9]\d*) are dead but not yet removable\n\tremovable cutoff: (\d+),/g)];
+      const cutoffs = new Set(reports.map((r) => Number(r[5])));
+      expect(cutoffs.size).toBe(1);
+      const [cutoff] = cutoffs;
+      expect(held).toMatchObject({ basis: 'log' });
+      // The standby's transaction ended before the log did: the alert ends with the log.
+      expect(held!.ended_at).not.toBeNull();
+      expect(held!.summary).toContain(`vacuum held back in 2 databases (fb_other, postgres) since`);
+      expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
+      expect(held!.summary).toContain('a server-wide holder');
+      expect(held!.evidence.facts).toMatchObject({
+        removable_cutoff_xid: cutoff, held_databases: 'fb_other, postgres', held_tables: 'fb_other.public.fb_events, postgres.public.fb_orders', holder_scope: 'cluster',
+      });
+      for (const pid of String(held!.evidence.facts.autovacuum_pids).split(', ')) expect(reports.map((r) => r[1])).toContain(pid);
+    });
+  }
+
+  for (const major of [15, 18, 19]) {
+    it(`pg${major} unconsumed logical slot holding the catalogs of every database: vacuum-held-back says catalogs only`, async () => {
+      const file = logOf(major, 'stderr', 'logical-slot-holds-catalogs');
+      const alerts = await alertsOf(file);
+      golden(`pg${major}-logical-slot-holds-catalogs`, alerts);
+      expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
+      const [held] = alerts;
+      const cutoffs = new Set([...rawLog(file).matchAll(/[1-9]\d* are dead but not yet removable\n\tremovable cutoff: (\d+),/g)].map((r) => Number(r[1])));
+      expect(cutoffs.size).toBe(1);
+      const [cutoff] = cutoffs;
+      expect(held).toMatchObject({ basis: 'log' });
+      expect(held!.summary).toContain('vacuum held back in 2 databases (ls_other, postgres) since');
+      expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
+      expect(held!.summary).toContain('only system catalogs are held: probably a logical replication slot\'s catalog_xmin');
+      expect(held!.evidence.facts).toMatchObject({ removable_cutoff_xid: cutoff, held_databases: 'ls_other, postgres', holder_scope: 'catalog' });
+      expect(String(held!.evidence.facts.held_tables)).toContain('ls_other.pg_catalog.pg_attribute');
+      expect(String(held!.evidence.facts.held_tables)).toContain('postgres.pg_catalog.pg_attribute');
+    });
+  }
+
+  for (const major of [15, 18, 19]) {
+    it(`pg${major} backend killed by SIGKILL: server-crashed names the pid and the query`, async () => {
+      const file = logOf(major, 'stderr', 'backend-killed-crash-restart');
+      const alerts = await alertsOf(file);
+      golden(`pg${major}-backend-killed-crash-restart`, alerts);
+      const [, pid] = /\(PID (\d+)\) was terminated by signal 9/.exec(rawLog(file))!;
+      expect(alerts.map((a) => a.rule)).toEqual(['server-crashed']);
+      expect(alerts[0]).toMatchObject({ severity: 'critical', basis: 'log' });
+      expect(alerts[0]!.summary).toContain(`pid ${pid} was killed by signal 9`);
+    });
+  }
+
+  it('pg19 REPACK lost at the swap: repack-lost-at-swap names the table and the blocking pid', async () => {
+    const file = logOf(19, 'stderr', 'repack-lock-timeout-at-swap');
+    const alerts = await alertsOf(file);
+    golden('pg19-repack-lock-timeout-at-swap', alerts);
+    const [, blocker] = /Process holding the lock: (\d+)\./.exec(rawLog(file))!;
+    expect(alerts.map((a) => a.rule)).toEqual(['repack-lost-at-swap']);
+    expect(alerts[0]!.summary).toMatch(new RegExp(`^REPACK \\(CONCURRENTLY\\) of repack_swap\\.accounts .* behind pid ${blocker}$`));
+    expect(alerts[0]!.basis).toBe('log');
+  });
+
+  for (const major of [15, 18, 19]) {
+    it(`pg${major} snapshot held for one autovacuum run only: quiet (one report is not a stuck cutoff)`, async () => {
+      expect(await alertsOf(logOf(major, 'stderr', 'autovacuum-held-back-by-snapshot'))).toEqual([]);
+    });
+  }
+
+  it('the three formats of a recording give the same alerts', async () => {
+    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap', 'standby-feedback-holds-vacuum', 'logical-slot-holds-catalogs']) {
+      const stderr = conclusions(await alertsOf(logOf(19, 'stderr', scenario)));
+      expect(stderr.length).toBeGreaterThan(0);
+      for (const format of ['csvlog', 'jsonlog'] as const) expect(conclusions(await alertsOf(logOf(19, format, scenario)))).toEqual(stderr);
+    }
+  });
+});
+
+describe('analyze --rules does not depend on the machine\'s clock or time zone', () => {
+  // The built CLI (npm run build) in child processes: a time zone each, and a fake "now".
+  const FAKE_NOW = path.join(ROOT, 'test/helpers/fake-now.mjs');
+  const run = (args: string[], tz: string, nowIso: string) => {
+    const result = spawnSync(process.execPath, ['--import', FAKE_NOW, ...(args[0] === '-e' ? [] : ['bin/pgvigil.js']), ...args], {
+      cwd: ROOT, encoding: 'utf8', timeout: 60_000,
+      env: { PATH: process.env.PATH, TZ: tz, PGVIGIL_FAKE_NOW: nowIso },
+    });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    return result.stdout;
+  };
+
+  it('the child processes do see another clock and another zone', () => {
+    const probe = ['-e', 'console.log(new Date().toISOString(), Date.now() === new Date().getTime(), new Date(0).getTimezoneOffset())'];
+    expect(run(probe, 'Pacific/Auckland', '2031-07-01T03:00:00Z')).toBe('2031-07-01T03:00:00.000Z true -720\n');
+    expect(run(probe, 'America/Los_Angeles', '2024-01-15T20:00:00Z')).toBe('2024-01-15T20:00:00.000Z true 480\n');
+  });
+
+  it('gives the same text and JSON in Pacific/Auckland in 2031 as in America/Los_Angeles in 2024', () => {
+    const files = [logOf(19, 'stderr', 'repack-concurrently-holds-back-vacuum'), logOf(18, 'stderr', 'backend-killed-crash-restart')];
+    for (const extra of [['--json'], []]) {
+      const args = ['analyze', '--rules', ...extra, ...files];
+      const auckland = run(args, 'Pacific/Auckland', '2031-07-01T03:00:00Z');
+      const losAngeles = run(args, 'America/Los_Angeles', '2024-01-15T20:00:00Z');
+      expect(auckland).toBe(losAngeles);
+      expect(auckland).toContain('vacuum-held-back');
+      expect(auckland).toContain('server-crashed');
+    }
+  });
+});
