@@ -42,25 +42,27 @@ describe('pgvigil analyze --rules', () => {
     expect(report.alerts).toHaveLength(1);
     const [alert] = report.alerts!;
     expect(alert).toMatchObject({
-      rule: 'vacuum-held-back', severity: 'warning', target: 'offline', basis: 'log', ended_at: null,
+      rule: 'repack-holds-vacuum', severity: 'warning', target: 'offline', basis: 'log', ended_at: null,
       started_at: '2026-11-30T07:21:00.000Z',
     });
     expect(alert!.summary).toContain('removable cutoff stuck at XID 753');
     expect(alert!.evidence.facts).toMatchObject({ removable_cutoff_xid: 753, held_databases: 'other', held_tables: 'other.public.hot_counters' });
-    // Each position is the first line of an autovacuum report in the file.
+    // Each position is the REPACK statement or the first line of an autovacuum report in the file.
     const lines = readFileSync(REPACK, 'utf8').split('\n');
-    expect(alert!.evidence.events.length).toBeGreaterThanOrEqual(2);
-    for (const { file, line } of alert!.evidence.events) {
+    const cited = alert!.evidence.events.map(({ file, line }) => {
       expect(file).toBe(REPACK);
-      expect(lines[line! - 1]).toMatch(/LOG: {2}automatic vacuum of table "other\.public\.hot_counters"/);
-    }
+      return lines[line! - 1];
+    });
+    expect(cited[0]).toMatch(/LOG: {2}statement: REPACK \(CONCURRENTLY\) orders$/);
+    expect(cited.slice(1).length).toBeGreaterThanOrEqual(2);
+    for (const line of cited.slice(1)) expect(line).toMatch(/LOG: {2}automatic vacuum of table "other\.public\.hot_counters"/);
   });
 
   it('prints an Alerts section in the text, and nothing about alerts without --rules', async () => {
     const { stdout } = await analyze([REPACK], { rules: true });
-    expect(stdout).toMatch(/\nAlerts \(1\)\n {2}WARNING vacuum-held-back \(basis: log\) from 2026-11-30T07:21:00\.000Z still open at the end of the log\n {4}vacuum held back in database other since 07:20:58 UTC/);
+    expect(stdout).toMatch(/\nAlerts \(1\)\n {2}WARNING repack-holds-vacuum \(basis: log\) from 2026-11-30T07:21:00\.000Z still open at the end of the log\n {4}REPACK \(CONCURRENTLY\) of shop\.orders has probably held vacuum back/);
     expect(stdout).toMatch(/\n {4}evidence: test\/fixtures\/logs\/.*\.log:\d+, /);
-    expect(stdout).toContain('    would be certain with: pgvigil run beside the server');
+    expect(stdout).toContain('`pgvigil run` beside the server sees its slot');
     const plain = await analyzeJson([REPACK]);
     expect(plain).not.toHaveProperty('alerts');
     expect((await analyze([REPACK], {})).stdout).not.toContain('Alerts');
@@ -104,7 +106,7 @@ describe('pgvigil analyze --rules', () => {
       expect(store.prepare('SELECT count(*) FROM events').pluck().get()).toBe(report.summary.events);
       const from = Date.parse('2026-11-30T07:00:00Z');
       const stored = storedIncidentReport(new StoreQueries(store), { fromMs: from, toMs: from + 3_600_000, target: null });
-      expect(stored.alerts).toEqual([expect.objectContaining({ rule: 'vacuum-held-back', state: 'firing', basis: 'log', summary: report.alerts![0]!.summary })]);
+      expect(stored.alerts).toEqual([expect.objectContaining({ rule: 'repack-holds-vacuum', state: 'firing', basis: 'log', summary: report.alerts![0]!.summary })]);
       expect(renderIncidentReportText(stored)).toMatch(/still firing; basis: log/);
     } finally {
       store.close();

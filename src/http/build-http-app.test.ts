@@ -128,7 +128,7 @@ describe('HTTP app', () => {
     const html = await get('/api/report?format=html');
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(html.body).toMatch(/<div class="alert warning firing" id="alert-1">/);
-    expect((await get('/api/report?format=md')).body).toMatch(/^- \*\*#1 WARNING deadlocks\*\* on `db1` \(firing\): 2 deadlocks$/m);
+    expect((await get('/api/report?format=md')).body).toMatch(/^- \*\*#1 WARNING deadlocks\*\* on `db1` \(firing, basis log\): 2 deadlocks$/m);
 
     const other = await get('/api/report?target=db2');
     expect(other.body).toMatchObject({ target: 'db2', alerts: [], timeline: [] });

@@ -62,7 +62,7 @@ function alertHtml(a: ReportAlert, inTimeline: ReadonlySet<number>): string {
   const facts = Object.entries(a.evidence.facts);
   const evidence = a.evidence.event_ids.map((id) => (inTimeline.has(id) ? `<a href="#event-${id}">event ${id}</a>` : `event ${id} (outside this timeline)`));
   return `<div class="alert ${esc(a.severity)} ${a.state}" id="alert-${a.id}">
-<div class="head"><span class="badge ${a.state}">${a.state}</span><span class="badge">${esc(a.severity)}</span>#${a.id} ${esc(a.rule)} on ${esc(a.target)}${a.basis ? ` <span class="badge">basis: ${esc(a.basis)}</span>` : ''}</div>
+<div class="head"><span class="badge ${a.state}">${a.state}</span><span class="badge">${esc(a.severity)}</span>#${a.id} ${esc(a.rule)} on ${esc(a.target)} <span class="badge">basis: ${esc(a.basis)}</span></div>
 <div>${esc(a.summary)}</div>
 <div class="lifecycle">${esc(lifecycle.join(', ') + transitions)}</div>
 ${facts.length > 0 ? `<table class="facts">${facts.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(String(v))}</td></tr>`).join('')}</table>` : ''}

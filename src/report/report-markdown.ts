@@ -9,7 +9,7 @@ export function renderIncidentReportMarkdown(report: IncidentReport): string {
   const out = [`# pgvigil incident report`, '', `${report.from} to ${report.to}${report.target ? `, target \`${report.target}\`` : ''}`, '', `## Alerts (${report.alerts.length})`, ''];
   if (report.alerts.length === 0) out.push('None fired in this window.');
   for (const a of report.alerts) {
-    out.push(`- **#${a.id} ${a.severity.toUpperCase()} ${a.rule}** on \`${a.target}\` (${a.state}${a.basis ? `, basis ${a.basis}` : ''}): ${cell(a.summary)}`);
+    out.push(`- **#${a.id} ${a.severity.toUpperCase()} ${a.rule}** on \`${a.target}\` (${a.state}, basis ${a.basis}): ${cell(a.summary)}`);
     out.push(`  - fired ${a.started}, updated ${a.updated}, ${a.resolved ? `resolved ${a.resolved}` : 'still firing'}`);
     const facts = Object.entries(a.evidence.facts).map(([k, v]) => `${k}=${String(v)}`);
     if (facts.length > 0) out.push(`  - facts: ${cell(facts.join(', '))}`);

@@ -146,7 +146,7 @@ describe('StoreRuleViewSource', () => {
     const seriesByName = /^SEARCH (series|s) USING (COVERING )?INDEX series_by_name_seen \(name=\? AND seen_ms>\?\)$/;
     const samplesRange = /^SEARCH samples USING PRIMARY KEY \(series_id=\? AND ts_ms>\? AND ts_ms<\?\)$/;
     const lastOfEach = [seriesByName, /^SEARCH p USING PRIMARY KEY \(series_id=\? AND ts_ms=\?\)$/, /^CORRELATED SCALAR SUBQUERY \d+$/, samplesRange];
-    const eventsRange = /^SEARCH events USING INDEX events_by_kind_time \(kind=\? AND ts_ms>\? AND ts_ms<\?\)$/;
+    const eventsRange = /^SEARCH events USING (COVERING )?INDEX events_by_kind_time \(kind=\? AND ts_ms>\? AND ts_ms<\?\)$/;
     const expected: Record<string, RegExp[]> = {
       seriesOfName: [seriesByName],
       seriesOfNameOnTarget: [seriesByName],

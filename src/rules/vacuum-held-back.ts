@@ -16,12 +16,14 @@
  * A cutoff reported again at a newer XID in one of those databases, for the same class of table
  * (catalog or user: a catalog-only hold leaves user tables' cutoffs free), means the holder let go.
  * REPACK attribution (the cutoff equals the next XID at a REPACK's start, vacuum-cutoffs.ts) is
- * repack-holds-vacuum's job: a hold that began while samples showed a REPACK slot is left to it
+ * repack-holds-vacuum's job: a hold that began while samples showed a REPACK slot, or while the log
+ * shows a REPACK (CONCURRENTLY) running, is left to it
  * (also after the run, until a report shows the hold over), so one incident raises one alert.
  */
 import type { Labels } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { logRepackRuns } from './repack-log-runs.js';
 import { SLOT_INFO } from './repack-runs.js';
 import { formatCount, formatTime, plural } from './summary-format.js';
 import { nextXidAtReport, xidPrecedes } from './vacuum-cutoffs.js';
@@ -59,11 +61,13 @@ export function vacuumHeldBack(options: VacuumHeldBackOptions = DEFAULTS): Rule 
       const repackSlots = view.series(SLOT_INFO, { sinceMs: nowMs - options.lookbackMs, labels: { owner: 'repack' } });
       const findings: Finding[] = [];
       for (const [target, reports] of byTarget) {
+        const loggedRuns = logRepackRuns(view, target, nowMs - options.lookbackMs).filter((run) => run.concurrently);
         for (const hold of stuckCutoffs(reports, options)) {
           const beganMs = hold.reports[0]!.tsMs;
-          const byRepack = repackSlots.some((slot) => slot.target === target &&
+          const bySampledRepack = repackSlots.some((slot) => slot.target === target &&
             beganMs >= slot.points[0]!.tsMs - REPACK_START_UNCERTAINTY_MS && beganMs <= slot.points[slot.points.length - 1]!.tsMs);
-          if (!byRepack) findings.push(finding(view, target, hold));
+          const byLoggedRepack = loggedRuns.some((run) => beganMs >= run.startMs && (run.endMs === null || beganMs <= run.endMs));
+          if (!bySampledRepack && !byLoggedRepack) findings.push(finding(view, target, hold));
         }
       }
       return findings;

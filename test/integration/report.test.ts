@@ -57,7 +57,7 @@ describe('pgvigil report', () => {
     expect(JSON.parse(pgvigil(['report', ...window, '--format', 'json']).stdout)).toEqual(json);
 
     const md = pgvigil(['report', ...window, '--format', 'md']).stdout;
-    expect(md).toMatch(/^- \*\*#1 WARNING repack-lost-at-swap\*\* on `pg19` \(firing\)/m);
+    expect(md).toMatch(/^- \*\*#1 WARNING repack-lost-at-swap\*\* on `pg19` \(firing, basis log\)/m);
     expect(md).toMatch(/^\| \S+ \| pg19 \| lock_timeout \| .*lock timeout: AccessExclusiveLock on relation .*evidence of #1 \|$/m);
 
     const before = pgvigil(['report', '--db', file, '--from', DateTime.fromMillis(startMs - 7_200_000).toUTC().toISO()!, '--to', DateTime.fromMillis(startMs - 3_600_000).toUTC().toISO()!]);
