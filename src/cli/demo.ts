@@ -92,7 +92,7 @@ export async function runDemo(flags: DemoFlags): Promise<number> {
     const configFile = path.join(workDir, 'pgvigil.yaml');
     fs.writeFileSync(configFile, stringify(config.demoConfig({ primary, standby, listen: flags.listen, db: store })));
     daemon = await startDaemon(configFile, daemonLog, baseUrl);
-    say(`pgvigil watches both: ${baseUrl}/api/alerts  ${baseUrl}/metrics  (store ${store}, config ${configFile})`);
+    say(`pgvigil watches both: the timeline page is ${baseUrl}/  (also ${baseUrl}/api/alerts, ${baseUrl}/metrics; store ${store}, config ${configFile})`);
     say(flags.duration === undefined ? 'Ctrl-C ends the demo and writes the report' : `the demo ends in ${flags.duration} s and writes the report`);
     daemon.exited.then((exitCode) => {
       if (stop.signal.aborted) return;

@@ -9,10 +9,17 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/domain/clock.js';
+import { buildHttpApp } from '../../src/http/build-http-app.js';
+import { Metrics } from '../../src/http/metrics.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
+import { StoreQueries } from '../../src/store/queries.js';
+import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { dashboardFiles, exposedFamilies, metricNamesIn, panelQueries } from '../helpers/dashboards.js';
 import { freePort } from '../helpers/pg-processes.js';
+import { itWithTool } from '../helpers/tools.js';
 
 const DURATION_S = 72;
 const RUN_TIMEOUT_MS = 150_000;
@@ -28,6 +35,8 @@ const NOT_IN_THIS_SCENARIO: Record<string, string> = {
   pg_replication_slots_catalog_xmin_age_xids: 'only for a logical slot; the demo has a physical one',
 };
 const DEMO_TEMP_DIR = /^pgvigil-(demo-|pg18-demo-primary-|pg18-standby-)/;
+/** README's screenshots: UPDATE_SCREENSHOTS=1 writes this run's into docs/images/. */
+const README_IMAGES = path.resolve('docs/images');
 
 interface AlertRow { rule_id: string; target: string; state: string; summary: string }
 
@@ -111,6 +120,45 @@ describe('pgvigil demo', () => {
     expect(fs.readFileSync(report!, 'utf8')).toContain('ALTER TABLE orders has waited');
     expect(stdout).toContain(`store: ${store}\n`);
   });
+
+  itWithTool('chromium', 'shows the incident in the HTML report and on the timeline page, in a real browser', async () => {
+    const reportFile = path.join(dir, 'report.html');
+    const app = await buildHttpApp({
+      metrics: new Metrics({ clock: systemClock }), queries: new StoreQueries(db), clock: systemClock, listenHost: '127.0.0.1', token: null,
+      readiness: { store: () => ({ writable: true, detail: null }), postgres: () => [], logs: () => [] },
+    });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const browser = await launchChromium();
+    try {
+      const report = await watchedPage(browser);
+      await report.page.goto(pathToFileURL(reportFile).href);
+      const text = await report.page.locator('body').innerText();
+      expect(text).toMatch(/held by physical slot standby_\d+/); // the horizon's holder
+      for (const database of ['shop', 'billing']) expect(text).toContain(database);
+      expect(text).toContain('recovery conflict on lock');
+      expect(text).toMatch(/lock[ _]timeout/);
+      expect(await report.page.locator('svg.chart path[stroke]').count()).toBeGreaterThan(0);
+      const reportShot = await screenshot(report.page, 'demo-report', { fullPage: false });
+      expect(report.problems).toEqual([]);
+
+      const timeline = await watchedPage(browser);
+      const firstAlertMs = db.prepare('SELECT min(started_ms) FROM alerts').pluck().get() as number;
+      await timeline.page.goto(`${url}/?from=${firstAlertMs - 60_000}&to=${Date.now()}`);
+      await timeline.page.waitForSelector('body[data-ready=true]');
+      const listed = await timeline.page.locator('#alerts li[data-alert-id]').allTextContents();
+      for (const rule of ['xmin-horizon-held', 'replay-stalled', 'drop-blocks-lock-queue']) expect(listed.join('\n')).toContain(rule);
+      const pageShot = await screenshot(timeline.page, 'demo-timeline-page', { fullPage: false });
+      expect(timeline.problems).toEqual([]);
+      if (process.env.UPDATE_SCREENSHOTS === '1') {
+        fs.mkdirSync(README_IMAGES, { recursive: true });
+        fs.copyFileSync(reportShot, path.join(README_IMAGES, 'demo-report.png'));
+        fs.copyFileSync(pageShot, path.join(README_IMAGES, 'demo-timeline-page.png'));
+      }
+    } finally {
+      await browser.close();
+      await app.close();
+    }
+  }, 60_000);
 
   it.each(dashboardFiles())('every metric %s queries is in the exposition of the run', (file) => {
     expect(exposed.size).toBeGreaterThan(100);
