@@ -4,12 +4,16 @@
  * have real alerts and evidence to show.
  */
 import path from 'node:path';
+import { systemClock, type Clock } from '../../src/domain/clock.js';
+import { buildHttpApp } from '../../src/http/build-http-app.js';
+import { Metrics } from '../../src/http/metrics.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { RULES_DEFAULTS, buildRules } from '../../src/rules/catalog.js';
 import { RuleEngine } from '../../src/rules/engine.js';
 import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
 import { AlertStore } from '../../src/store/alert-store.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore, type Db } from '../../src/store/open-store.js';
+import { StoreQueries } from '../../src/store/queries.js';
 import { StoreWriter } from '../../src/store/store-writer.js';
 import { ManualClock } from './manual-clock.js';
 import { caseName, FIXTURES_DIR, readCase } from './scenarios/fixture-case.js';
@@ -43,4 +47,15 @@ export async function storeFromRecordedLog(file: string, log: RecordedLog): Prom
   } finally {
     db.close();
   }
+}
+
+/** pgvigil's HTTP app (API and timeline page) over a store, as `pgvigil run` serves it, on a free loopback port. */
+export async function serveStore(db: Db, options: { clock?: Clock; token?: string | null } = {}): Promise<{ url: string; close: () => Promise<void> }> {
+  const clock = options.clock ?? systemClock;
+  const app = await buildHttpApp({
+    metrics: new Metrics({ clock }), queries: new StoreQueries(db), clock, listenHost: '127.0.0.1', token: options.token ?? null,
+    readiness: { store: () => ({ writable: true, detail: null }), postgres: () => [], logs: () => [] },
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  return { url, close: () => app.close() };
 }

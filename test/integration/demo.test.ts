@@ -11,11 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/domain/clock.js';
-import { buildHttpApp } from '../../src/http/build-http-app.js';
-import { Metrics } from '../../src/http/metrics.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
-import { StoreQueries } from '../../src/store/queries.js';
+import { serveStore } from '../helpers/review-store.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { dashboardFiles, exposedFamilies, metricNamesIn, panelQueries } from '../helpers/dashboards.js';
 import { freePort } from '../helpers/pg-processes.js';
@@ -123,11 +120,8 @@ describe('pgvigil demo', () => {
 
   itWithTool('chromium', 'shows the incident in the HTML report and on the timeline page, in a real browser', async () => {
     const reportFile = path.join(dir, 'report.html');
-    const app = await buildHttpApp({
-      metrics: new Metrics({ clock: systemClock }), queries: new StoreQueries(db), clock: systemClock, listenHost: '127.0.0.1', token: null,
-      readiness: { store: () => ({ writable: true, detail: null }), postgres: () => [], logs: () => [] },
-    });
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const app = await serveStore(db);
+    const url = app.url;
     const browser = await launchChromium();
     try {
       const report = await watchedPage(browser);

@@ -13,11 +13,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DateTime } from 'luxon';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/domain/index.js';
-import { buildHttpApp } from '../../src/http/build-http-app.js';
-import { Metrics } from '../../src/http/metrics.js';
 import { openStore } from '../../src/store/open-store.js';
-import { StoreQueries } from '../../src/store/queries.js';
+import { serveStore } from '../helpers/review-store.js';
 import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
@@ -105,11 +102,8 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
 
   itWithTool('chromium', 'the HTML report and the page over the same store render in Chromium', async () => {
     const db = openStore(storeFile, { readonly: true });
-    const app = await buildHttpApp({
-      metrics: new Metrics({ clock: systemClock }), queries: new StoreQueries(db), clock: systemClock, listenHost: '127.0.0.1', token: null,
-      readiness: { store: () => ({ writable: true, detail: null }), postgres: () => [], logs: () => [] },
-    });
-    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const app = await serveStore(db);
+    const url = app.url;
     const browser = await launchChromium();
     try {
       const report = await watchedPage(browser);
