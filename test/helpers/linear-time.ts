@@ -12,8 +12,8 @@ import { expect } from 'vitest';
 
 export const GROWTH = 8;
 export const MAX_RATIO = 30;
-const ROUNDS = 5;
-const MIN_BATCH_MS = 3;
+const ROUNDS = 4;
+const MIN_BATCH_MS = 2;
 const WARM_UP_RUNS = 3;
 const ATTEMPTS = 3;
 

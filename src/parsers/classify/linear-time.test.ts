@@ -52,7 +52,8 @@ const ATTACKS: Record<string, Record<string, Attack>> = {
   },
   lock_wait: {
     'holders DETAIL cut by a line break': (n) => logEntry('process 1 still waiting for ShareLock on transaction 1 after 1.0 ms', {
-      detail: `Process holding the lock: ${', Wait queue: '.repeat(n)}\nx`,
+      // "." rather than ",": the pid lists are split on commas, and n strings would measure the GC.
+      detail: `Process holding the lock: ${'. Wait queue: '.repeat(n)}\nx`,
     }),
     'lock description with many " after "': message('process 1 still waiting for ', ' on  after 1 ms', 'x'),
     'lock description of many " of relation "': message('process 1 still waiting for ShareLock on tuple (1,1)', ' of relation 1', ' of database 1 after 1 ms'),
