@@ -35,6 +35,11 @@ const hostileLine = fc.oneof(
   fc.tuple(fc.integer({ min: 0, max: CSV_START.length }), fc.string({ maxLength: 40 })).map(([cut, tail]) => CSV_START.slice(0, cut) + tail),
   fc.tuple(fc.string({ maxLength: 30 }), fc.constantFrom('"', '"x', 'x""', '",')).map(([text, quote]) => CSV_START + quote + text),
   fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value) ?? ''),
+  // A jsonlog line cut anywhere (the server died mid-write).
+  fc.tuple(fc.string({ maxLength: 30 }), fc.nat()).map(([message, cut]) => {
+    const line = JSON.stringify({ timestamp: '2026-10-14 03:12:45.123 UTC', error_severity: 'LOG', message, pid: 1 });
+    return line.slice(0, cut % (line.length + 1));
+  }),
   fc.record({ timestamp: fc.string(), error_severity: fc.constantFrom('LOG', 'ERROR', 'BOGUS'), message: fc.string(), pid: fc.oneof(fc.double(), fc.bigInt().map(String)) })
     .map((o) => JSON.stringify(o)),
   fc.constantFrom(
