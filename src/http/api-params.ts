@@ -14,15 +14,23 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_0
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;
 const RELATIVE = /^now(?:-(\d+)(ms|s|m|h|d))?$/;
 
+/** The range of a JS Date: a time outside it cannot be printed, compared or stored as a time. */
+const MAX_TIME_MS = 8.64e15;
+
 /** Epoch milliseconds, ISO 8601 (`2026-10-14T03:12:45Z`), `now` or `now-<n><unit>` (ms, s, m, h, d). */
 export function parseTime(name: string, value: string | undefined, fallbackMs: number, nowMs: number): number {
   if (value === undefined) return fallbackMs;
+  const ms = timeOf(value, nowMs);
+  if (ms !== null && Math.abs(ms) <= MAX_TIME_MS) return ms;
+  throw new BadRequest(`${name}=${JSON.stringify(value)} is not a time: use epoch milliseconds, ISO 8601 (2026-10-14T03:12:45Z), now or now-1h`);
+}
+
+function timeOf(value: string, nowMs: number): number | null {
   if (/^\d+$/.test(value)) return Number(value);
   const relative = RELATIVE.exec(value);
   if (relative) return relative[1] === undefined ? nowMs : nowMs - Number(relative[1]) * UNIT_MS[relative[2]!]!;
   const parsed = DateTime.fromISO(value, { zone: 'utc' });
-  if (parsed.isValid) return parsed.toMillis();
-  throw new BadRequest(`${name}=${JSON.stringify(value)} is not a time: use epoch milliseconds, ISO 8601 (2026-10-14T03:12:45Z), now or now-1h`);
+  return parsed.isValid ? parsed.toMillis() : null;
 }
 
 /** Milliseconds as an integer or `<n><unit>` (ms, s, m, h, d). */

@@ -14,6 +14,24 @@ export function textOrNull(value: string | undefined): string | null {
   return value === undefined || value === '' ? null : value;
 }
 
+/** PostgreSQL's pids are C ints: a larger, negative or fractional number is garbage, not a pid. */
+const MAX_PID = 2_147_483_647;
+
+/** A pid given as a JSON number (jsonlog); null when it cannot be one. */
+export function pidOfNumber(value: unknown): number | null {
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_PID ? value : null;
+}
+
+/** A pid given as text (csvlog): plain decimal digits only, so "1e3", "0x10" or " 7" are not pids. */
+export function pidOfText(text: string | undefined): number | null {
+  if (text === undefined || text.length === 0 || text.length > 10) return null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return null;
+  }
+  return pidOfNumber(Number(text));
+}
+
 /** The position of an entry whose first line is `line`. */
 export function sourceOf(file: string, line: Pick<PhysicalLine, 'offset' | 'line'>): SourcePosition {
   return { file, offset: line.offset, line: line.line };

@@ -14,7 +14,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import type { LogEntry } from '../domain/log-entry.js';
-import { nameOrNull, sourceOf, textOrNull } from './entry-fields.js';
+import { nameOrNull, pidOfText, sourceOf, textOrNull } from './entry-fields.js';
 import type { Framer, PhysicalLine, UnparsedReason } from './framer.js';
 import { DEFAULT_MAX_FIELD_CHARS, capped, newFramingStats, recordUnparsed } from './framing-stats.js';
 import { levelOf } from './severity.js';
@@ -120,10 +120,9 @@ export class CsvlogFramer implements Framer {
     if (Number.isNaN(tsMs)) return this.unparsed(this.timestamps.failure, record);
     const level = levelOf(row[Col.ErrorSeverity] ?? '');
     if (level === null) return this.unparsed('unknown_severity', record);
-    const pid = Number(row[Col.ProcessId]);
     return {
       tsMs,
-      pid: row[Col.ProcessId] === '' || !Number.isInteger(pid) ? null : pid,
+      pid: pidOfText(row[Col.ProcessId]),
       level,
       sqlstate: textOrNull(row[Col.SqlStateCode]),
       user: nameOrNull(row[Col.UserName]),

@@ -3,7 +3,7 @@
  * per pg-messages.md §7.2 (absent when the value is absent). Every line is a whole entry.
  */
 import type { LogEntry } from '../domain/log-entry.js';
-import { locationOf, nameOrNull, sourceOf } from './entry-fields.js';
+import { locationOf, nameOrNull, pidOfNumber, sourceOf } from './entry-fields.js';
 import type { Framer, PhysicalLine, UnparsedReason } from './framer.js';
 import { DEFAULT_MAX_FIELD_CHARS, capped, newFramingStats, recordUnparsed } from './framing-stats.js';
 import { levelOf } from './severity.js';
@@ -64,7 +64,7 @@ export class JsonlogFramer implements Framer {
     if (level === null) return this.unparsed('unknown_severity', line);
     return {
       tsMs,
-      pid: typeof o.pid === 'number' && Number.isInteger(o.pid) ? o.pid : null,
+      pid: pidOfNumber(o.pid),
       level,
       sqlstate: str(o.state_code),
       user: nameOrNull(str(o.user) ?? undefined),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AutoanalyzeDetails } from '../../domain/index.js';
-import { detailsOf, stderrEntry } from '../../../test/helpers/log-entry.js';
+import { detailsOf, logEntry, stderrEntry } from '../../../test/helpers/log-entry.js';
 import { classifyEntry } from './index.js';
 
 function autoanalyze(text: string): AutoanalyzeDetails {
@@ -65,6 +65,14 @@ describe('autoanalyze reports 13-19', () => {
   it('keeps an unknown line', () => {
     const d = autoanalyze('2026-10-14 03:13:02.877 UTC [41240] LOG:  automatic analyze of table "shop.public.orders"\n\tsampling: 30000 rows');
     expect(d.unknown_lines).toEqual(['sampling: 30000 rows']);
+  });
+
+  it('reads a table whose quoted name holds a CR or U+2028 (the header regex once backtracked on them)', () => {
+    for (const table of ['we\rird', 'we\u2028ird']) {
+      const message = `automatic analyze of table "shop.public.${table}" system usage: CPU: user: 0.91 s, system: 0.20 s, elapsed: 10.65 s`;
+      const d = detailsOf(classifyEntry(logEntry(message), 't1'), 'autoanalyze');
+      expect(d).toMatchObject({ database: 'shop', schema: 'public', table, elapsed_s: 10.65 });
+    }
   });
 
   it('does not take a manual ANALYZE (VERBOSE) report (18+, INFO)', () => {

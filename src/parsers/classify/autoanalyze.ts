@@ -19,7 +19,9 @@ export function analyzeLineParser(line: string): LineParser<AutoanalyzeDetails> 
 
 const BODY = new ReportBody(analyzeLineParser);
 
-const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/;
+// `s`: without it a CR or U+2028 in the line (a table name may hold one) stops `.*` before `$`,
+// and every `"` before it is retried to the end of the line: quadratic time.
+const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/s;
 
 export function classifyAutoanalyze(entry: LogEntry, message: string): Classification | null {
   const first = firstLine(message);

@@ -22,7 +22,9 @@ const FORMS: ReadonlyArray<readonly [RegExp, LockWaitPhase]> = [
 ];
 
 const PROCESS = /^process (\d+) (.*)$/;
-const HOLDERS = /^Process(?:es)? holding the lock: (.*?)[.,] Wait queue: (.*?)\.?$/;
+// `s`: without it a line break in the DETAIL (RAISE ... USING DETAIL can hold any text) makes the
+// lazy groups retry at every ". Wait queue: " up to the break: quadratic time.
+const HOLDERS = /^Process(?:es)? holding the lock: (.*?)[.,] Wait queue: (.*?)\.?$/s;
 
 /** `message` starts with "process "; null when it is not one of the lock-wait forms. */
 export function classifyLockWait(entry: LogEntry, message: string): Classification | null {

@@ -16,7 +16,9 @@ import type { LogEntry, ServerCrashDetails } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { toInt } from './fields.js';
 
-const EXIT = /^(.+?) \(PID (\d+)\) (?:was terminated by signal (\d+)(?:: (.*))?|exited with exit code (\d+)|was terminated by exception (0x[0-9A-Fa-f]+)|exited with unrecognized status (\d+))$/;
+// `s`: without it a line break (a user's RAISE LOG text may hold one) stops `.*` before `$`, and
+// every " (PID n) ..." before it is retried to the break: quadratic time on a hostile message.
+const EXIT = /^(.+?) \(PID (\d+)\) (?:was terminated by signal (\d+)(?:: (.*))?|exited with exit code (\d+)|was terminated by exception (0x[0-9A-Fa-f]+)|exited with unrecognized status (\d+))$/s;
 const WORKER = /^background worker "(.*)"$/;
 const FAILED_PROCESS = 'Failed process was running: ';
 
