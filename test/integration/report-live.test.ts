@@ -86,7 +86,7 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const html = readFileSync(reportFile(), 'utf8');
-    expect(html).toMatch(new RegExp(`xmin-horizon-held on ${TARGET}</div>\\s*<div>xmin horizon is [\\d,]+ XIDs old, held by session pid ${holderPid} \\(postgres@postgres`));
+    expect(html).toMatch(new RegExp(`xmin-horizon-held on ${TARGET} <span class="badge">basis: log\\+samples</span></div>\\s*<div>xmin horizon is [\\d,]+ XIDs old, held by session pid ${holderPid} \\(postgres@postgres`));
     // Its own ERROR line names no lock; the wait logged before it does.
     expect(html).toMatch(/lock timeout in ALTER TABLE orders ADD COLUMN shipped boolean \| ERROR: canceling statement due to lock timeout/);
     expect(html).toMatch(new RegExp(`lock wait waiting: pid \\d+ AccessExclusiveLock on relation \\d+ of database \\d+ after [\\d.]+ s, held by ${holderPid}`));
