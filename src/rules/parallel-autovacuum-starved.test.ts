@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AutovacuumDetails } from '../domain/index.js';
+import { basisOf, type AutovacuumDetails } from '../domain/index.js';
 import { MemoryRuleView, eventOf } from './memory-rule-view.js';
 import { parallelAutovacuumStarved, DEFAULTS } from './parallel-autovacuum-starved.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
@@ -60,6 +60,12 @@ describe('parallel-autovacuum-starved', () => {
     const [finding] = rule.evaluate(new MemoryRuleView({ events: [starved(5), starved(20)], series: limits }).at(now), now);
     expect(finding?.summary).toMatch(/pool is exhausted \(max_parallel_workers = 2, max_worker_processes = 8, autovacuum_max_parallel_workers = 4\)$/);
     expect(finding?.evidence.facts).toMatchObject({ max_parallel_workers: 2, max_worker_processes: 8 });
+    // The samples are cited, so the alert's basis is log+samples; from the log alone it is log.
+    expect(finding?.evidence.series.map((s) => [s.name, s.value])).toEqual([
+      ['pg_settings_max_parallel_workers', 2], ['pg_settings_max_worker_processes', 8], ['pg_settings_autovacuum_max_parallel_workers', 4],
+    ]);
+    expect(basisOf(finding!.evidence)).toBe('log+samples');
+    expect(basisOf(evaluate([starved(5), starved(20)])[0]!.evidence)).toBe('log');
   });
 
   it('fires once and resolves when the starved runs leave the window', () => {

@@ -9,8 +9,9 @@
  * "in total" sums over the index-vacuum passes while "planned" is per pass, so the comparison is
  * launched < planned x index scans; the cleanup line is per single pass.
  */
-import type { RuleEvent, RuleView } from './rule-view.js';
+import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { citeSample } from './sample-evidence.js';
 import { formatDuration } from './summary-format.js';
 
 export const ID = 'parallel-autovacuum-starved';
@@ -26,6 +27,7 @@ export const DEFAULTS: ParallelAutovacuumStarvedOptions = { minReports: 2, windo
 type Report = RuleEvent<'autovacuum'>;
 
 const LIMITS = ['max_parallel_workers', 'max_worker_processes', 'autovacuum_max_parallel_workers'] as const;
+const SETTING_PREFIX = 'pg_settings_';
 const SETTINGS_MAX_AGE_MS = 10 * 60_000;
 
 interface Shortfall {
@@ -65,13 +67,15 @@ export function parallelAutovacuumStarved(options: ParallelAutovacuumStarvedOpti
             describeSettings(limits),
           evidence: evidenceOf({
             eventIds: starved.map((x) => x.e.id),
+            // Cited so the alert's basis says the pool sizes were read from the server, not guessed.
+            series: limits.map(citeSample),
             facts: {
               starved_runs: starved.length,
               parallel_runs: parallel.length,
               tables: [...new Set(starved.map((x) => `${x.e.details.database}.${x.e.details.schema}.${x.e.details.table}`))].join(', '),
               workers_planned: worst.s.planned,
               workers_launched: worst.s.launched,
-              ...Object.fromEntries(limits),
+              ...Object.fromEntries(limits.map((s) => [s.name.slice(SETTING_PREFIX.length), s.value])),
             },
           }),
         });
@@ -82,18 +86,18 @@ export function parallelAutovacuumStarved(options: ParallelAutovacuumStarvedOpti
 }
 
 /** The pools' sizes as last sampled (pg_settings collector, every minute), when known. */
-function settings(view: RuleView, target: string): Array<[string, number]> {
+function settings(view: RuleView, target: string): LatestSample[] {
   return LIMITS.flatMap((name) => {
-    const value = view.latest(`pg_settings_${name}`, { target, maxAgeMs: SETTINGS_MAX_AGE_MS })[0]?.value;
-    return value === undefined || value === null ? [] : [[name, value] as [string, number]];
+    const sample = view.latest(`${SETTING_PREFIX}${name}`, { target, maxAgeMs: SETTINGS_MAX_AGE_MS })[0];
+    return sample === undefined || sample.value === null ? [] : [sample];
   });
 }
 
-function describeSettings(limits: Array<[string, number]>): string {
+function describeSettings(limits: LatestSample[]): string {
   // From the log alone (pgvigil analyze) the pool's size is unknown: say where it is read.
   return limits.length === 0
     ? ' (its size is not sampled: pgvigil run reads max_parallel_workers and max_worker_processes from pg_settings)'
-    : ` (${limits.map(([name, value]) => `${name} = ${value}`).join(', ')})`;
+    : ` (${limits.map((s) => `${s.name.slice(SETTING_PREFIX.length)} = ${s.value}`).join(', ')})`;
 }
 
 function shortfall(e: Report): Shortfall | null {

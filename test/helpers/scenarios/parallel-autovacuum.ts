@@ -13,14 +13,14 @@ import { autovacuumLogSettings, churnFourIndexTable, createFourIndexTable, fillF
 import { completeReport } from './log-watcher.js';
 import { PG19_ONLY, type Scenario } from './scenario.js';
 
-const ROWS = 60_000;
+export const PARALLEL_ROWS = 60_000;
 const WORKERS_PER_TABLE = 4;
 
-function parallelSettings(version: PgVersion, extra: Settings = {}): Settings {
+export function parallelSettings(version: PgVersion, extra: Settings = {}): Settings {
   return { ...autovacuumLogSettings(version), autovacuum_max_parallel_workers: WORKERS_PER_TABLE, ...extra };
 }
 
-function parallelTableOptions(...more: string[]): string {
+export function parallelTableOptions(...more: string[]): string {
   return ` WITH (${[`autovacuum_parallel_workers = ${WORKERS_PER_TABLE}`, ...more].join(', ')})`;
 }
 
@@ -39,7 +39,7 @@ function churnedTableScenario(name: string, description: string, extra: Settings
     async run({ primary, log }) {
       const table = name.replace(/-/g, '_');
       await createFourIndexTable(primary, table, parallelTableOptions('autovacuum_enabled = false'));
-      await fillFourIndexTable(primary, table, ROWS);
+      await fillFourIndexTable(primary, table, PARALLEL_ROWS);
       await churnFourIndexTable(primary, table);
       await primary.query(`ALTER TABLE ${table} SET (autovacuum_enabled = true)`);
       await log.waitFor(completeReport(vacuumHeader('postgres', table, '[1-9]'), 'parallel workers: index vacuum: \\d+ planned, \\d+ launched in total'));
@@ -49,7 +49,7 @@ function churnedTableScenario(name: string, description: string, extra: Settings
 
 export const parallelAutovacuum = churnedTableScenario(
   'parallel-autovacuum',
-  `Table with 4 indexes and autovacuum_parallel_workers = ${WORKERS_PER_TABLE}, ${ROWS} rows, a third updated on an indexed ` +
+  `Table with 4 indexes and autovacuum_parallel_workers = ${WORKERS_PER_TABLE}, ${PARALLEL_ROWS} rows, a third updated on an indexed ` +
     'column and a seventh deleted: the autovacuum report has "parallel workers: index vacuum: N planned, N launched in total".',
   {},
 );
@@ -63,7 +63,7 @@ export const parallelAutovacuumStarved = churnedTableScenario(
 export const parallelAutovacuumInsertOnly: Scenario = {
   name: 'parallel-autovacuum-insert-only',
   description:
-    `Table with 4 indexes and autovacuum_parallel_workers = ${WORKERS_PER_TABLE} gets ${ROWS} inserts and nothing else: the ` +
+    `Table with 4 indexes and autovacuum_parallel_workers = ${WORKERS_PER_TABLE} gets ${PARALLEL_ROWS} inserts and nothing else: the ` +
     'insert-triggered autovacuum has no index-vacuum pass and prints "parallel workers: index cleanup: N planned, N launched".',
   versions: PG19_ONLY,
   logOf: 'primary',
@@ -72,7 +72,7 @@ export const parallelAutovacuumInsertOnly: Scenario = {
   async run({ primary, log }) {
     const table = 'parallel_insert_only';
     await createFourIndexTable(primary, table, parallelTableOptions());
-    await fillFourIndexTable(primary, table, ROWS);
+    await fillFourIndexTable(primary, table, PARALLEL_ROWS);
     await log.waitFor(completeReport(vacuumHeader('postgres', table), 'parallel workers: index cleanup: \\d+ planned, \\d+ launched'));
   },
 };
