@@ -26,6 +26,14 @@ function cache(catalog: ReturnType<typeof fakeCatalog>, clock: ManualClock, maxR
   return new RelationNames({ query: catalog.query, clock, logger: silentLogger(), ...(maxRelationsPerDatabase ? { maxRelationsPerDatabase } : {}) });
 }
 
+/** Two lookups, each waited for: the database list, then that database's relations. */
+async function warm(names: RelationNames, relationOid = 16394): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    names.nameOf(5, relationOid);
+    await names.settled();
+  }
+}
+
 describe('RelationNames', () => {
   it('misses first, loads in the background, then answers from memory with no query', async () => {
     const catalog = fakeCatalog({ 5: 'appdb' }, { appdb: { 16394: 'public.orders' } });
@@ -44,10 +52,7 @@ describe('RelationNames', () => {
     const clock = new ManualClock();
     const catalog = fakeCatalog({ 5: 'appdb' }, { appdb: { 16394: 'public.orders' } });
     const names = cache(catalog, clock);
-    names.nameOf(5, 16394);
-    await names.settled();
-    names.nameOf(5, 16394);
-    await names.settled();
+    await warm(names);
     for (let i = 0; i < 1000; i++) names.nameOf(5, 20000 + i);
     await names.settled();
     expect(catalog.calls).toEqual([null, 'appdb']);
@@ -64,10 +69,7 @@ describe('RelationNames', () => {
     const clock = new ManualClock();
     const catalog = fakeCatalog({ 5: 'appdb' }, { appdb: { 16394: 'public.orders' } });
     const names = cache(catalog, clock);
-    names.nameOf(5, 16394);
-    await names.settled();
-    names.nameOf(5, 16394);
-    await names.settled();
+    await warm(names);
     catalog.relations.appdb![16394] = 'public.orders_old';
     await clock.advance(9 * 60_000);
     expect(names.nameOf(5, 16394)?.relation).toBe('public.orders');
@@ -81,10 +83,7 @@ describe('RelationNames', () => {
   it('keeps at most maxRelationsPerDatabase names per database', async () => {
     const catalog = fakeCatalog({ 5: 'appdb' }, { appdb: { 1: 'public.a', 2: 'public.b', 3: 'public.c' } });
     const names = cache(catalog, new ManualClock(), 2);
-    names.nameOf(5, 1);
-    await names.settled();
-    names.nameOf(5, 1);
-    await names.settled();
+    await warm(names, 1);
     expect([1, 2, 3].map((oid) => names.nameOf(5, oid)?.relation)).toEqual(['public.a', 'public.b', null]);
   });
 
@@ -108,10 +107,7 @@ describe('RelationNames', () => {
   it('annotates the lock objects of lock waits, lock timeouts and deadlocks in place, keeping the OIDs', async () => {
     const catalog = fakeCatalog({ 5: 'appdb' }, { appdb: { 16394: 'public.orders' } });
     const names = cache(catalog, new ManualClock());
-    names.nameOf(5, 16394);
-    await names.settled();
-    names.nameOf(5, 16394);
-    await names.settled();
+    await warm(names);
     const lock = () => parseLockObject('relation 16394 of database 5');
     const events = [
       { kind: 'lock_wait', details: { lock_object: lock() } },
