@@ -87,6 +87,16 @@ describe('RelationNames', () => {
     expect([1, 2, 3].map((oid) => names.nameOf(5, oid)?.relation)).toEqual(['public.a', 'public.b', null]);
   });
 
+  it('warm() loads every database until the cap, so even the first lock event is named', async () => {
+    const catalog = fakeCatalog({ 5: 'appdb', 6: 'shop', 7: 'late' }, { appdb: { 16394: 'public.orders' }, shop: { 1: 'public.a', 2: 'public.b' }, late: { 3: 'public.c' } });
+    const names = new RelationNames({ query: catalog.query, clock: new ManualClock(), logger: silentLogger(), maxWarmRelations: 3 });
+    await names.warm();
+    expect(catalog.calls).toEqual([null, 'appdb', 'shop']);
+    expect(names.nameOf(5, 16394)).toEqual({ database: 'appdb', relation: 'public.orders' });
+    expect(names.nameOf(6, 2)).toEqual({ database: 'shop', relation: 'public.b' });
+    expect(names.nameOf(7, 3)).toEqual({ database: 'late', relation: null });
+  });
+
   it('a failed load leaves the OIDs alone and is tried again a minute later', async () => {
     const clock = new ManualClock();
     const catalog = fakeCatalog({ 5: 'appdb' }, {});

@@ -26,6 +26,8 @@ export interface RelationNamesOptions {
   /** A miss reloads a list no more often than this (default 1 min). */
   minReloadMs?: number;
   maxRelationsPerDatabase?: number;
+  /** warm() stops loading databases once this many names are held (default 200,000). */
+  maxWarmRelations?: number;
 }
 
 export interface ResolvedNames {
@@ -51,16 +53,19 @@ export class RelationNames {
   private readonly maxAgeMs: number;
   private readonly minReloadMs: number;
   private readonly maxRelations: number;
+  private readonly maxWarmRelations: number;
   private databases: NameList = { names: new Map(), loadedMs: -Infinity };
   private readonly relations = new Map<number, NameList>();
   /** Loads started and not yet finished or failed, by key; also when each last started. */
   private readonly loading = new Map<string, Promise<void>>();
   private readonly lastAttemptMs = new Map<string, number>();
+  private warming: Promise<void> | null = null;
 
   constructor(private readonly options: RelationNamesOptions) {
     this.maxAgeMs = options.maxAgeMs ?? 10 * 60_000;
     this.minReloadMs = options.minReloadMs ?? 60_000;
     this.maxRelations = options.maxRelationsPerDatabase ?? 100_000;
+    this.maxWarmRelations = options.maxWarmRelations ?? 200_000;
   }
 
   /** The names of a database and (when given) one of its relations; null when the database is unknown yet. */
@@ -82,9 +87,40 @@ export class RelationNames {
     }
   }
 
-  /** Resolves when no load is in flight (tests). */
+  /**
+   * Loads the database list, then each database's relations one query at a time, until
+   * maxWarmRelations names are held: run at start, so the first lock event of an incident (often
+   * the DDL that causes it) is named too, not only those after its miss.
+   */
+  warm(): Promise<void> {
+    this.warming ??= this.loadAll().finally(() => (this.warming = null));
+    return this.warming;
+  }
+
+  /** Resolves when no load is in flight, a warm() included (tests). */
   async settled(): Promise<void> {
+    await this.warming;
+    await this.loadsDone();
+  }
+
+  private async loadAll(): Promise<void> {
+    this.refreshDatabasesIfStale(true);
+    await this.loadsDone();
+    for (const [oid, database] of this.databases.names) {
+      if (this.cachedRelations() >= this.maxWarmRelations) return;
+      if (!this.relations.has(oid)) this.refreshRelationsIfStale(oid, database, undefined, true);
+      await this.loadsDone();
+    }
+  }
+
+  private async loadsDone(): Promise<void> {
     while (this.loading.size > 0) await Promise.all(this.loading.values());
+  }
+
+  private cachedRelations(): number {
+    let total = 0;
+    for (const list of this.relations.values()) total += list.names.size;
+    return total;
   }
 
   private annotateLock(lock: LockObject): void {

@@ -15,7 +15,7 @@ import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import { LogTailer, notableOrProblem, readSavedOffset, type TailerWriter } from './log-tailer.js';
 import { PollScheduler } from './poll-scheduler.js';
-import { RelationNames } from './relation-names.js';
+import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
 import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
 
@@ -46,11 +46,7 @@ export class TargetSources implements Component {
       idleTimeoutMs: config.collectors.idleConnectionTimeoutMs,
       databaseLockCheckMs: config.collectors.databaseLockCheckIntervalMs,
     });
-    this.names = new RelationNames({
-      query: (db, sql, params) => this.scheduler.catalogQuery(db, sql, params),
-      clock,
-      logger: log.child({ component: 'relation-names', target: target.name }),
-    });
+    this.names = relationNamesOf(this.scheduler, { clock, logger: log.child({ component: 'relation-names', target: target.name }) });
   }
 
   async start(): Promise<void> {
@@ -89,6 +85,15 @@ export class TargetSources implements Component {
     await this.tailer?.stop();
     await this.scheduler.stop();
   }
+}
+
+/** The name cache on a scheduler's connections, warmed on every connect (not awaited: names are a convenience). */
+export function relationNamesOf(scheduler: PollScheduler, options: Omit<RelationNamesOptions, 'query'>): RelationNames {
+  const names = new RelationNames({ query: (db, sql, params) => scheduler.catalogQuery(db, sql, params), ...options });
+  scheduler.onStatus((status) => {
+    if (status.connected) void names.warm();
+  });
+  return names;
 }
 
 /** The writer, with the lock objects of each batch's events named from the cache first (no I/O). */

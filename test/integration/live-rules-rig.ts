@@ -14,8 +14,8 @@ import { RuleEngine } from '../../src/rules/engine.js';
 import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
 import { LogTailer } from '../../src/sources/log-tailer.js';
 import { PollScheduler } from '../../src/sources/poll-scheduler.js';
-import { RelationNames } from '../../src/sources/relation-names.js';
-import { namingWriter } from '../../src/sources/target-sources.js';
+import type { RelationNames } from '../../src/sources/relation-names.js';
+import { namingWriter, relationNamesOf } from '../../src/sources/target-sources.js';
 import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreWriter } from '../../src/store/store-writer.js';
@@ -55,7 +55,7 @@ export async function startLiveRules(server: PgServer, thresholds: RulesOptions[
     intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
   });
   const names = o.nameLocks
-    ? new RelationNames({ query: (database, sql, params) => scheduler.catalogQuery(database, sql, params), clock: systemClock, logger: log, minReloadMs: 500 })
+    ? relationNamesOf(scheduler, { clock: systemClock, logger: log, minReloadMs: 500 })
     : null;
   const components = [writer, scheduler, new LogTailer({
     target, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
