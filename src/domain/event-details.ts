@@ -66,6 +66,13 @@ export interface LockObject {
   subscription_oid: number | null;
   /** The raw fields of advisory and user locks. */
   keys: number[] | null;
+  /**
+   * Filled by the daemon from its cached catalog (src/sources/relation-names.ts) when it knows
+   * database_oid's name; absent offline, or before the cache has the OID.
+   */
+  database_name?: string;
+  /** `schema.table` (or index) of relation_oid, filled like database_name. */
+  relation_name?: string;
 }
 
 /** Recovery-conflict reasons (13-18 STARTUP_DEADLOCK is startup_deadlock; `deadlock` is 19's split). */

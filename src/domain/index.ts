@@ -5,3 +5,4 @@ export * from './sample.js';
 export * from './alert.js';
 export * from './clock.js';
 export * from './lifecycle.js';
+export * from './lock-name.js';

@@ -89,6 +89,9 @@ describe('AnalyzeSummaryBuilder: conflicts, locks, errors', () => {
     ['PG 19 names the lock in the timeout', [
       ev('lock_timeout', { lock_object: lockObject('relation 16402 of database 16384') as never }, { pid: 7 }),
     ], 'relation 16402 of database 16384'],
+    ['a lock the daemon named reads by name, OIDs beside', [
+      ev('lock_timeout', { lock_object: { ...lockObject('relation 16402 of database 16384'), database_name: 'shop', relation_name: 'public.orders' } as never }, { pid: 7 }),
+    ], 'shop.public.orders (relation 16402 of database 16384)'],
     ['before 19 the lock the pid was logged waiting for is borrowed', [
       ev('lock_wait', { phase: 'waiting', waiting_pid: 7, wait_ms: 1000, lock_object: lockObject('relation 1 of database 2') as never }, { pid: 7 }),
       ev('lock_timeout', { lock_object: null }, { pid: 7, s: 2 }),

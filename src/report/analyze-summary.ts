@@ -7,7 +7,7 @@
  * Owns: aggregation. Never: reading files or formatting text (analyze-text.ts does that).
  */
 import type { AnyLogEvent, EventKind, LogEvent, LogLevel } from '../domain/index.js';
-import { EVENT_KINDS } from '../domain/index.js';
+import { EVENT_KINDS, lockObjectName } from '../domain/index.js';
 
 export interface SummaryLimits {
   /** Distinct tables / relations / reasons kept; further keys are folded into `other`. */
@@ -230,7 +230,7 @@ export class AnalyzeSummaryBuilder {
         return this.conflictReasons.add(event.details.reason ?? '(unknown)');
       case 'lock_timeout': {
         this.lockTimeouts++;
-        const named = event.details.lock_object?.description;
+        const named = event.details.lock_object ? lockObjectName(event.details.lock_object) : undefined;
         return this.lockTimeoutRelations.add(named ?? this.lockWaitedOn(event) ?? UNKNOWN_LOCK);
       }
       case 'lock_wait': {
@@ -242,7 +242,7 @@ export class AnalyzeSummaryBuilder {
         this.waitingByPid.delete(pid);
         if (event.details.phase !== 'waiting') return;
         if (this.waitingByPid.size >= this.limits.maxKeys) this.waitingByPid.delete(this.waitingByPid.keys().next().value!);
-        this.waitingByPid.set(pid, { lock: event.details.lock_object.description, tsMs: event.tsMs });
+        this.waitingByPid.set(pid, { lock: lockObjectName(event.details.lock_object), tsMs: event.tsMs });
         return;
       }
       case 'deadlock':

@@ -53,6 +53,10 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
   return `${out.join('\n')}\n`;
 }
 
+/** A lock as PostgreSQL printed it, without the names the daemon puts in front (lock-name.ts). */
+const UNNAMED_OIDS = /of database \d+$/;
+const UNNAMED_OIDS_NOTE = '(OIDs as logged: analyze has no connection to look names up; the daemon names them)';
+
 /** The summary's sections as text lines (each section: a blank line, a title, indented rows). */
 export function renderSummarySections(s: AnalyzeSummary): string[] {
   const out: string[] = [];
@@ -66,7 +70,10 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
   pushMaintenanceSection(out, 'Autoanalyze', s.autoanalyze, []);
 
   pushSection(out, `Recovery conflicts (${count(s.recovery_conflicts.total)}, ${count(s.recovery_conflicts.fatal)} terminated the session)`, ranked(s.recovery_conflicts.by_reason));
-  pushSection(out, `Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, ranked(s.lock_timeouts.by_relation));
+  pushSection(out, `Lock timeouts (${count(s.lock_timeouts.total)}) by lock`, [
+    ...ranked(s.lock_timeouts.by_relation),
+    ...(s.lock_timeouts.by_relation.some((r) => UNNAMED_OIDS.test(r.key)) ? [UNNAMED_OIDS_NOTE] : []),
+  ]);
   pushSection(out, `Lock waits logged (${count(s.lock_waits.total)}, longest ${milliseconds(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
   const incidents = [
     s.deadlocks > 0 ? `deadlocks: ${count(s.deadlocks)}` : '',

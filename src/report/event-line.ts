@@ -4,7 +4,8 @@
  * conflict; the lock a session waited for or gave up on), then the log message's first line.
  * Pure.
  */
-import type { AnyLogEvent, LockObject } from '../domain/index.js';
+import type { AnyLogEvent } from '../domain/index.js';
+import { lockObjectName } from '../domain/index.js';
 
 export function eventLine(event: AnyLogEvent): string {
   const where = [event.database, event.pid === null ? null : `pid ${event.pid}`].filter(Boolean).join(' ');
@@ -31,9 +32,9 @@ function kindFacts(event: AnyLogEvent): string | null {
     case 'recovery_conflict_wait':
       return `recovery ${event.details.phase} on a conflict, reason ${event.details.reason ?? 'unknown'}${waited(event.details.wait_ms)}`;
     case 'lock_wait':
-      return `lock wait ${event.details.phase}: pid ${event.details.waiting_pid} ${event.details.lock_mode} on ${lockName(event.details.lock_object)}${waited(event.details.wait_ms)}${event.details.holder_pids?.length ? `, held by ${event.details.holder_pids.join(', ')}` : ''}`;
+      return `lock wait ${event.details.phase}: pid ${event.details.waiting_pid} ${event.details.lock_mode} on ${lockObjectName(event.details.lock_object)}${waited(event.details.wait_ms)}${event.details.holder_pids?.length ? `, held by ${event.details.holder_pids.join(', ')}` : ''}`;
     case 'lock_timeout':
-      return `lock timeout${event.details.lock_mode ? `: ${event.details.lock_mode}` : ''}${event.details.lock_object ? ` on ${lockName(event.details.lock_object)}` : ''}${event.details.statement ? ` in ${oneLine(event.details.statement)}` : ''}`;
+      return `lock timeout${event.details.lock_mode ? `: ${event.details.lock_mode}` : ''}${event.details.lock_object ? ` on ${lockObjectName(event.details.lock_object)}` : ''}${event.details.statement ? ` in ${oneLine(event.details.statement)}` : ''}`;
     case 'server_crash':
       return `crash: ${event.details.process_type} pid ${event.details.pid}${event.details.signal_name ? ` killed by signal ${event.details.signal ?? '?'} (${event.details.signal_name})` : ''}${event.details.exit_code === null ? '' : ` exit code ${event.details.exit_code}`}`;
     case 'checkpoint':
@@ -53,8 +54,4 @@ function oneLine(text: string): string {
 
 function waited(waitMs: number | null): string {
   return waitMs === null ? '' : ` after ${(waitMs / 1_000).toFixed(1)} s`;
-}
-
-function lockName(lock: LockObject): string {
-  return lock.description || lock.type;
 }

@@ -68,6 +68,17 @@ describe('drop-blocks-lock-queue', () => {
     expect(finding?.severity).toBe('warning');
   });
 
+  it('names the table and database when the daemon resolved the OIDs, keeping the OIDs beside them', () => {
+    const named = (event: RuleEvent<'lock_wait'>): RuleEvent<'lock_wait'> => {
+      const copy = structuredClone(event);
+      Object.assign(copy.details.lock_object, { database_name: 'ci', relation_name: 'public.build_logs' });
+      return copy;
+    };
+    const [finding] = evaluate([named(ddl), named(reader1)]);
+    expect(finding?.summary).toMatch(/^DROP TABLE build_logs has waited 16 s for AccessExclusiveLock on ci\.public\.build_logs \(relation 16402 of database 16384\) behind pid 59990 and blocks/);
+    expect(finding?.evidence.facts).toMatchObject({ lock: 'ci.public.build_logs (relation 16402 of database 16384)' });
+  });
+
   describe('with pg_lock_waits samples', () => {
     const ddlSample = sampled(60010, 'AccessExclusiveLock', 'DROP TABLE build_logs;', '59990', '_ _ 10 15 20');
     const readerSamples = [

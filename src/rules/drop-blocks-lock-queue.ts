@@ -17,6 +17,7 @@
  * From the log alone (`pgvigil analyze --rules`) the DDL, its holders and its end are exact; the
  * queries behind it are those that waited past deadlock_timeout, so their count is a lower bound.
  */
+import { lockObjectName, resolvedLockName } from '../domain/index.js';
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { completeCollectionAtMs, lockWaitsSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
@@ -54,6 +55,8 @@ interface QueuedDdl {
   blocked: Set<number>;
   eventIds: number[];
   lock: string | null;
+  /** `appdb.public.orders` when the daemon resolved the lock's OIDs, else null. */
+  lockName: string | null;
   statement: string | null;
 }
 
@@ -100,7 +103,7 @@ function fromLog(view: RuleView, sinceMs: number, samples: SampledWaiter[]): Que
     out.push({
       target: w.target, pid: w.details.waiting_pid, what: `${command.command} ${command.relation ?? ''}`.trim(), database: w.database,
       waitStartMs: w.tsMs - (w.details.wait_ms ?? 0), holders, blocked: behind.pids, eventIds: [w.id, ...behind.eventIds],
-      lock: w.details.lock_object.description, statement: w.details.statement,
+      lock: lockObjectName(w.details.lock_object), lockName: resolvedLockName(w.details.lock_object), statement: w.details.statement,
     });
   }
   return out;
@@ -115,7 +118,7 @@ function fromSamples(view: RuleView, samples: SampledWaiter[]): QueuedDdl[] {
     return [{
       target: s.target, pid: s.pid, what: `${command.command} ${command.relation ?? s.relname}`.trim(), database: s.datname || null,
       waitStartMs: s.tsMs - (s.waitSeconds ?? 0) * 1000, holders: new Set(s.blockingPids), blocked: new Set<number>(), eventIds: [],
-      lock: s.relname ? `relation ${s.relname}` : null, statement: s.query,
+      lock: s.relname ? `relation ${s.relname}` : null, lockName: null, statement: s.query,
     }];
   });
 }
@@ -178,12 +181,14 @@ function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQu
   const waitedMs = nowMs - ddl.waitStartMs;
   const holders = [...ddl.holders].sort((a, b) => a - b);
   const behind = holders.length > 0 ? ` behind pid ${holders.join(', ')}` : '';
+  // Only a resolved name adds to `what`, which already names the table as the statement spells it.
+  const on = ddl.lockName !== null ? ` on ${ddl.lock}` : '';
   return {
     dedupKey: key,
     target: ddl.target,
     labels: { database: ddl.database ?? '', pid: String(ddl.pid) },
     severity: ddl.blocked.size >= o.errorBlockedQueries ? 'error' : 'warning',
-    summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${EXCLUSIVE}${behind} and blocks ` +
+    summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${EXCLUSIVE}${on}${behind} and blocks ` +
       `${logOnly ? 'at least ' : ''}${plural(ddl.blocked.size, 'query', 'queries')} queued behind it` +
       (logOnly ? ' (the log shows only waits past deadlock_timeout; pgvigil run\'s pg_lock_waits samples would count them all)' : ''),
     evidence: evidenceOf({

@@ -25,7 +25,7 @@
  * a DROP ends the sessions in the database itself.
  *
  * It must never run SQL of its own beyond the probe, database discovery and the database lock
- * check below.
+ * check below; catalogQuery lends its connections to the name cache (relation-names.ts).
  */
 import type pg from 'pg';
 import { connectionHint } from '../lib/pg-connection.js';
@@ -195,6 +195,19 @@ export class PollScheduler implements Component {
 
   get knownDatabases(): readonly string[] {
     return this.databases;
+  }
+
+  /**
+   * Catalog SQL for relation-names.ts on the poller's own connections (no extra backends), in a
+   * database by name (null: the DSN's). Refused while disconnected, and for a database that is
+   * gone or that a session wants to itself (DROP DATABASE): like the collectors, it stays away.
+   */
+  async catalogQuery(db: string | null, sql: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
+    const database = db ?? this.mainDatabase;
+    if (!this.currentStatus.connected || !this.databases.includes(database) || !this.visitable(database)) {
+      throw new Error(`${this.options.target}: database ${database || '(main)'} is not being polled now`);
+    }
+    return this.connections.query(this.connections.pool(database), sql, params, DEFAULT_TIMEOUT_MS);
   }
 
   /** Resolves after the first connection attempt; retries go on in the background. */

@@ -13,14 +13,17 @@ import type { Logger } from '../lib/logger.js';
 import { clientConfigFor } from '../lib/pg-connection.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
-import { LogTailer, notableOrProblem, readSavedOffset } from './log-tailer.js';
+import { LogTailer, notableOrProblem, readSavedOffset, type TailerWriter } from './log-tailer.js';
 import { PollScheduler } from './poll-scheduler.js';
+import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
 import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
 
 export class TargetSources implements Component {
   readonly name: string;
   readonly scheduler: PollScheduler;
+  /** Names for the OIDs of lock events, from the catalog, on the scheduler's connections. */
+  readonly names: RelationNames;
   tailer: LogTailer | null = null;
   /** The configured log, or after start() the directory the server reported when none was configured. */
   logSource: LogSourceConfig | null;
@@ -43,6 +46,7 @@ export class TargetSources implements Component {
       idleTimeoutMs: config.collectors.idleConnectionTimeoutMs,
       databaseLockCheckMs: config.collectors.databaseLockCheckIntervalMs,
     });
+    this.names = relationNamesOf(this.scheduler, { clock, logger: log.child({ component: 'relation-names', target: target.name }) });
   }
 
   async start(): Promise<void> {
@@ -67,7 +71,7 @@ export class TargetSources implements Component {
       ...(settings.prefix !== null ? { prefix: settings.prefix } : {}),
       ...(settings.timezone !== null ? { timezone: settings.timezone } : {}),
       startAt: logSource.start_at,
-      writer: this.deps.writer,
+      writer: namingWriter(this.deps.writer, this.names),
       savedOffset: readSavedOffset(this.deps.db, this.target.name, logSource.path),
       clock: this.deps.clock,
       log,
@@ -81,6 +85,28 @@ export class TargetSources implements Component {
     await this.tailer?.stop();
     await this.scheduler.stop();
   }
+}
+
+/** The name cache on a scheduler's connections, warmed on every connect (not awaited: names are a convenience). */
+export function relationNamesOf(scheduler: PollScheduler, options: Omit<RelationNamesOptions, 'query'>): RelationNames {
+  const names = new RelationNames({ query: (db, sql, params) => scheduler.catalogQuery(db, sql, params), ...options });
+  scheduler.onStatus((status) => {
+    if (status.connected) void names.warm();
+  });
+  return names;
+}
+
+/** The writer, with the lock objects of each batch's events named from the cache first (no I/O). */
+export function namingWriter(writer: TailerWriter, names: RelationNames): TailerWriter {
+  return {
+    enqueue: (batch) => {
+      names.annotate(batch.events ?? []);
+      writer.enqueue(batch);
+    },
+    get accepting() {
+      return writer.accepting;
+    },
+  };
 }
 
 /**

@@ -14,10 +14,13 @@ import { RuleEngine } from '../../src/rules/engine.js';
 import { StoreRuleViewSource } from '../../src/rules/store-rule-view.js';
 import { LogTailer } from '../../src/sources/log-tailer.js';
 import { PollScheduler } from '../../src/sources/poll-scheduler.js';
+import type { RelationNames } from '../../src/sources/relation-names.js';
+import { namingWriter, relationNamesOf } from '../../src/sources/target-sources.js';
 import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreWriter } from '../../src/store/store-writer.js';
 import type { PgServer } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-server.js';
 import { monitorDsn } from './collectors-rig.js';
 
 export const LIVE_TARGET = 'primary';
@@ -33,22 +36,31 @@ export interface StoredAlert {
 
 export interface LiveRules {
   db: Db;
+  /** With `nameLocks`: the daemon's catalog name cache, which names the tailer's lock events. */
+  names: RelationNames | null;
   alerts(ruleId: string): StoredAlert[];
   transitions(alertId: number): unknown[];
   stop(): Promise<void>;
 }
 
-export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET): Promise<LiveRules> {
+/** `nameLocks`: the tailer's lock events get names as in the daemon (TargetSources), reloaded at most every 500 ms. */
+export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET,
+  o: { nameLocks?: boolean } = {}): Promise<LiveRules> {
   const log = silentLogger();
   const db = openStore(':memory:');
   const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
   const collectors = createCollectors();
-  const components = [writer, new PollScheduler({
+  const scheduler = new PollScheduler({
     target, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
     intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
-  }), new LogTailer({
+  });
+  const names = o.nameLocks
+    ? relationNamesOf(scheduler, { clock: systemClock, logger: log, minReloadMs: 500 })
+    : null;
+  const components = [writer, scheduler, new LogTailer({
     target, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
-    timezone: 'UTC', startAt: 'end', savedOffset: null, writer, clock: systemClock, log, pollIntervalMs: 100, idleFlushMs: 200,
+    timezone: 'UTC', startAt: 'end', savedOffset: null, writer: names ? namingWriter(writer, names) : writer, clock: systemClock, log,
+    pollIntervalMs: 100, idleFlushMs: 200,
   }), new RuleEngine({
     rules: buildRules({ disabled: [], thresholds }),
     views: new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: 3_000 }),
@@ -58,6 +70,7 @@ export async function startLiveRules(server: PgServer, thresholds: RulesOptions[
   for (const c of components) await c.start();
   return {
     db,
+    names,
     alerts: (ruleId) => db.prepare('SELECT id, state, severity, summary, labels, evidence FROM alerts WHERE rule_id = ? ORDER BY id').all(ruleId) as StoredAlert[],
     transitions: (alertId) => db.prepare('SELECT to_state FROM alert_transitions WHERE alert_id = ? ORDER BY id').pluck().all(alertId),
     async stop() {
@@ -65,4 +78,15 @@ export async function startLiveRules(server: PgServer, thresholds: RulesOptions[
       db.close();
     },
   };
+}
+
+const LOCK_WAITERS_WAIT_MS = 15_000;
+
+/** Waits until exactly these sessions wait for a heavyweight lock (so the queue order is known). */
+export async function waitForLockWaiters(server: PgServer, pids: number[]): Promise<void> {
+  const want = [...pids].sort((a, b) => a - b).join(',');
+  await waitUntil(async () => {
+    const rows = await server.query<{ pids: string | null }>("SELECT string_agg(pid::text, ',' ORDER BY pid) AS pids FROM pg_locks WHERE NOT granted");
+    return rows[0]?.pids === want;
+  }, LOCK_WAITERS_WAIT_MS, `sessions ${want} to wait for a lock`);
 }

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
 import { consumeXids, createMonitorRole, openSession } from './collectors-rig.js';
-import { startLiveRules, type LiveRules } from './live-rules-rig.js';
+import { startLiveRules, waitForLockWaiters, type LiveRules } from './live-rules-rig.js';
 
 const WARN_AGE_XIDS = 1_000;
 const FIRE_WAIT_MS = 15_000;
@@ -146,12 +146,3 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
     }
   });
 });
-
-/** Waits until exactly these sessions wait for a heavyweight lock (so the queue order is known). */
-async function waitForLockWaiters(server: PgServer, pids: number[]): Promise<void> {
-  const want = [...pids].sort((a, b) => a - b).join(',');
-  await waitUntil(async () => {
-    const rows = await server.query<{ pids: string | null }>("SELECT string_agg(pid::text, ',' ORDER BY pid) AS pids FROM pg_locks WHERE NOT granted");
-    return rows[0]?.pids === want;
-  }, FIRE_WAIT_MS, `sessions ${want} to wait for a lock`);
-}
