@@ -1,7 +1,9 @@
 /**
  * The daemon's own machinery around one live server, for rule scenario tests: a log tailer on the
  * server's log directory, a poll scheduler with every collector (each every 500 ms) as the
- * pg_monitor role (created by the caller on the primary: a standby gets it by replication), one StoreWriter into an in-memory store, and the rules engine writing alerts
+ * pg_monitor role (created by the caller on the primary: a standby gets it by replication), one
+ * StoreWriter into an in-memory store (or the file `store`, for tests that review it after), and
+ * the rules engine writing alerts
  * through AlertStore (quick interval, 2 s hold-down, summaries refreshed every 500 ms so they
  * follow the incident). Tests wait on the alerts table, with deadlines.
  */
@@ -43,11 +45,14 @@ export interface LiveRules {
   stop(): Promise<void>;
 }
 
-/** `nameLocks`: the tailer's lock events get names as in the daemon (TargetSources), reloaded at most every 500 ms. */
+/**
+ * `nameLocks`: the tailer's lock events get names as in the daemon (TargetSources), reloaded at
+ * most every 500 ms. `store`: a store file instead of memory, closed by stop() and left on disk.
+ */
 export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET,
-  o: { nameLocks?: boolean } = {}): Promise<LiveRules> {
+  o: { nameLocks?: boolean; store?: string } = {}): Promise<LiveRules> {
   const log = silentLogger();
-  const db = openStore(':memory:');
+  const db = openStore(o.store ?? ':memory:');
   const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
   const collectors = createCollectors();
   const scheduler = new PollScheduler({

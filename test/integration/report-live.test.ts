@@ -21,7 +21,7 @@ import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-ha
 import { waitUntil } from '../helpers/pg-server.js';
 import { itWithTool } from '../helpers/tools.js';
 import { consumeXids, createMonitorRole, openSession } from './collectors-rig.js';
-import { liveDaemonComponents } from './live-daemon-rig.js';
+import { startLiveRules } from './live-rules-rig.js';
 
 const TARGET = 'primary';
 const WARN_AGE_XIDS = 1_000;
@@ -44,9 +44,8 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
     await server.query('INSERT INTO orders SELECT g, md5(g::text) FROM generate_series(1, 5000) g');
 
     storeFile = path.join(dir, 'store.db');
-    const db = openStore(storeFile);
-    const components = liveDaemonComponents(server, db, { target: TARGET, thresholds: { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } } });
-    for (const c of components) await c.start();
+    const live = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } }, TARGET, { store: storeFile });
+    const db = live.db;
     const startMs = Date.now();
     const holder = await openSession(server);
     const ddl = await openSession(server);
@@ -67,8 +66,7 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
       await waitUntil(() => count("SELECT count(*) FROM alerts WHERE rule_id = 'xmin-horizon-held' AND state = 'resolved'") > 0, WAIT_MS, 'the alert to resolve');
     } finally {
       await Promise.all([holder, ddl].map((s) => s.client.end().catch(() => undefined)));
-      for (const c of components.reverse()) await c.stop();
-      db.close();
+      await live.stop();
     }
     window = { fromMs: startMs - 60_000, toMs: Date.now() + 60_000 };
   }, 180_000);
