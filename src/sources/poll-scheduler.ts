@@ -36,6 +36,8 @@ import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
 
+const UNDEFINED_OBJECT = '42704';
+
 export interface SampleSink {
   /** `snapshot`: the run key (target, collector, database); `samples` are all that run's series. */
   enqueue(batch: { samples: Sample[]; snapshot?: string }): void;
@@ -510,7 +512,7 @@ export class PollScheduler implements Component {
     const stats = this.statsOf(c.name);
     try {
       const pool = active ? this.connections.pool(db) : null;
-      const samples = await c.collect({
+      const collectOnce = (): Promise<Sample[]> => c.collect({
         target: this.options.target,
         server,
         ...(c.scope === 'per-database' ? { database: db } : {}),
@@ -520,6 +522,12 @@ export class PollScheduler implements Component {
           stats.queries += 1;
           return this.connections.query(pool, sql, params, c.timeoutMs);
         },
+      });
+      // 42704: an object (a database for pg_database_size) dropped between the statement's
+      // catalog snapshot and a function's lookup of it. A new statement no longer lists it.
+      const samples = await collectOnce().catch((err: unknown) => {
+        if (errorCode(err) !== UNDEFINED_OBJECT) throw err;
+        return collectOnce();
       });
       // Rows from before a disconnect or role change are dropped, not stored late; so are those
       // of a per-database run that ended after its database was dropped and forgotten.
