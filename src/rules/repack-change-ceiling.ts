@@ -111,7 +111,7 @@ function whileRunning(view: RuleView, run: RepackRun, nowMs: number, o: RepackCh
     severity: fraction >= o.runningErrorFraction ? 'error' : 'warning',
     evidence: evidenceOf({
       eventIds: run.eventIds,
-      series: rate === null ? [] : [{ name: RATE, labels, value: rate, tsMs: nowMs }],
+      series: [...run.series, ...(rate === null ? [] : [{ name: RATE, labels, value: rate, tsMs: nowMs }])],
       facts: {
         slot: run.slotName,
         repack_pid: run.sessionPid,

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseLogFile } from '../../test/helpers/scenarios/parse-log.js';
-import type { GenericDetails, LogLevel } from '../domain/index.js';
+import { basisOf, type GenericDetails, type LogLevel } from '../domain/index.js';
 import { MemoryRuleView, eventOf } from './memory-rule-view.js';
 import { repackFailed, DEFAULTS, CEILING_ALLOC_BYTES } from './repack-failed.js';
 import { repackLostAtSwap, DEFAULTS as LOST_AT_SWAP } from './repack-lost-at-swap.js';
@@ -67,6 +67,7 @@ describe('repack-failed', () => {
       '(invalid memory alloc request size 1677721600): more rows were updated or deleted during the run than REPACK can hold',
     );
     expect(finding?.evidence.eventIds).toEqual([start.id, failure.id]);
+    expect(basisOf(finding!.evidence)).toBe('log');
     expect(finding?.evidence.facts).toMatchObject({ repack_pid: PID, cause: 'change_ceiling', work_lost_seconds: 50, alloc_request_bytes: CEILING_ALLOC_BYTES });
   });
 
@@ -74,6 +75,9 @@ describe('repack-failed', () => {
     const slot = seriesOf(`pg_replication_slots_info{slot_name="pg_repack_71001",owner="repack",database="shop",owner_pid="${PID}"}`, '1 1 1 1 1 1 1 1 1 1');
     const [finding] = evaluate([generic(10, 'out of memory')], [slot]);
     expect(finding?.summary).toBe('REPACK (CONCURRENTLY) in database shop (slot pg_repack_71001) failed after 50 s and threw that work away: it ran out of memory');
+    // Only the slot ties the error to a REPACK: the alert rests on it and says so.
+    expect(basisOf(finding!.evidence)).toBe('log+samples');
+    expect(finding?.evidence.series.map((s) => [s.name, s.labels.slot_name])).toEqual([['pg_replication_slots_info', 'pg_repack_71001']]);
     expect(evaluate([generic(10, 'out of memory', 'ERROR', 71001)], [slot])).toEqual([]);
   });
 

@@ -21,6 +21,7 @@ import { isKind, logRepackRuns, type LogRun } from './repack-log-runs.js';
 import { describeRun, failedRun, runStartMs, SLOT_INFO, type RepackRun } from './repack-runs.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { citeLast, type CitedSeries } from './sample-evidence.js';
 import { formatCount, formatDuration } from './summary-format.js';
 
 export const ID = 'repack-failed';
@@ -53,6 +54,8 @@ interface Failure {
   /** What the failure says, for the summary. */
   what: string;
   facts: Record<string, string | number | null>;
+  /** The samples that tied the failure to a REPACK (its session's slot), when no log line did. */
+  series: CitedSeries[];
 }
 
 export function repackFailed(options: RepackFailedOptions = DEFAULTS): Rule {
@@ -84,16 +87,19 @@ export function repackFailed(options: RepackFailedOptions = DEFAULTS): Rule {
  * that need no wait (the ceiling, out of memory, a kill) are told.
  */
 function sampledOnlyFailures(view: RuleView, target: string, sinceMs: number, loggedPids: ReadonlySet<number>): Failure[] {
-  const pids = new Set(view.series(SLOT_INFO, { sinceMs, target, labels: { owner: 'repack' } })
-    .map((s) => Number(s.labels.owner_pid)).filter((pid) => Number.isInteger(pid) && pid > 0 && !loggedPids.has(pid)));
+  const slots = new Map<number, CitedSeries>();
+  for (const s of view.series(SLOT_INFO, { sinceMs, target, labels: { owner: 'repack' } })) {
+    const pid = Number(s.labels.owner_pid);
+    if (Number.isInteger(pid) && pid > 0 && !loggedPids.has(pid)) slots.set(pid, citeLast(s));
+  }
   const failures: Failure[] = [];
-  for (const pid of pids) {
+  for (const [pid, slot] of slots) {
     const events: RuleEvent[] = [
       ...view.events('generic', { sinceMs, target, pid }),
       ...view.events('server_crash', { sinceMs, target }).filter((e) => e.details.pid === pid),
     ];
     const failure = events.map((e) => failureOf(e, pid, null)).find((f) => f !== null);
-    if (failure) failures.push(failure);
+    if (failure) failures.push({ ...failure, series: [slot] });
   }
   return failures;
 }
@@ -103,7 +109,7 @@ function failureOf(e: RuleEvent, pid: number, run: LogRun | null): Failure | nul
   if (isKind(e, 'server_crash')) {
     const signal = e.details.signal;
     const how = signal === null ? `exited with code ${e.details.exit_code}` : `was killed by signal ${signal} (${e.details.signal_name ?? 'unknown'}${signal === 9 ? ': on Linux almost always the OOM killer' : ''})`;
-    return { cause: 'killed', event: e, pid, what: `its backend (pid ${pid}) ${how}`, facts: { signal } };
+    return { cause: 'killed', event: e, pid, what: `its backend (pid ${pid}) ${how}`, facts: { signal }, series: [] };
   }
   if (isKind(e, 'statement_timeout')) return atSwap(run) ? swapFailure('statement_timeout_at_swap', e, pid, run, 'statement_timeout expired') : null;
   if (!isKind(e, 'generic') || e.level !== 'ERROR') return null;
@@ -113,12 +119,12 @@ function failureOf(e: RuleEvent, pid: number, run: LogRun | null): Failure | nul
     // Only a concurrent run keeps a combo command id per concurrent change (a sampled slot is one).
     return bytes === CEILING_ALLOC_BYTES && (run === null || run.concurrently)
       ? {
-        cause: 'change_ceiling', event: e, pid, facts: { alloc_request_bytes: bytes, ceiling_changes: REPACK_CEILING_CHANGES },
+        cause: 'change_ceiling', event: e, pid, facts: { alloc_request_bytes: bytes, ceiling_changes: REPACK_CEILING_CHANGES }, series: [],
         what: `it hit the ${formatCount(REPACK_CEILING_CHANGES)}-change ceiling (${e.message}): more rows were updated or deleted during the run than REPACK can hold`,
       }
-      : { cause: 'alloc_limit', event: e, pid, facts: { alloc_request_bytes: bytes }, what: `a single allocation over 1 GB failed (${e.message})` };
+      : { cause: 'alloc_limit', event: e, pid, facts: { alloc_request_bytes: bytes }, series: [], what: `a single allocation over 1 GB failed (${e.message})` };
   }
-  if (e.message === OUT_OF_MEMORY) return { cause: 'out_of_memory', event: e, pid, facts: {}, what: 'it ran out of memory' };
+  if (e.message === OUT_OF_MEMORY) return { cause: 'out_of_memory', event: e, pid, facts: {}, series: [], what: 'it ran out of memory' };
   if (e.message === CANCEL && atSwap(run)) return swapFailure('cancel_at_swap', e, pid, run, 'it was cancelled (pg_cancel_backend or the client)');
   return null;
 }
@@ -132,7 +138,7 @@ function atSwap(run: LogRun | null): run is LogRun {
 function swapFailure(cause: Cause, e: RuleEvent, pid: number, run: LogRun, what: string): Failure {
   const holders = run.lastWait?.details.holder_pids ?? [];
   const behind = holders.length > 0 ? ` behind pid ${holders.join(', ')}` : '';
-  return { cause, event: e, pid, what: `${what} at the final swap, waiting for ${SWAP_LOCK}${behind}`, facts: { blocking_pids: holders.join(', ') || null } };
+  return { cause, event: e, pid, what: `${what} at the final swap, waiting for ${SWAP_LOCK}${behind}`, facts: { blocking_pids: holders.join(', ') || null }, series: [] };
 }
 
 function finding(view: RuleView, f: Failure, o: RepackFailedOptions): Finding {
@@ -152,6 +158,7 @@ function finding(view: RuleView, f: Failure, o: RepackFailedOptions): Finding {
     summary,
     evidence: evidenceOf({
       eventIds: [...(run?.eventIds ?? []), ...workerLines.map((w) => w.id), e.id],
+      series: [...f.series, ...(run?.series ?? [])],
       facts: {
         repack_pid: f.pid,
         cause: f.cause,

@@ -132,6 +132,7 @@ function finding(run: RepackRun, stuck: Stuck, nowMs: number, fromLog: LogHold |
     summary,
     evidence: evidenceOf({
       eventIds: [...run.eventIds, ...stuck.reports.map((e) => e.id)],
+      series: run.series,
       facts: {
         slot: run.slotName,
         repack_pid: run.sessionPid,

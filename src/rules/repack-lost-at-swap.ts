@@ -12,6 +12,7 @@
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { failedRun, runStartMs } from './repack-runs.js';
+import type { CitedSeries } from './sample-evidence.js';
 import { tableCommandOf } from './statements.js';
 import { formatDuration } from './summary-format.js';
 
@@ -75,6 +76,7 @@ function finding(view: RuleView, e: Failure, pid: number, relation: string | nul
     summary,
     evidence: evidenceOf({
       eventIds: [...(start?.eventIds ?? []), ...(wait ? [wait.id] : []), e.id],
+      series: start?.series ?? [],
       facts: {
         repack_pid: pid,
         failed_at_ms: e.tsMs,
@@ -89,11 +91,11 @@ function finding(view: RuleView, e: Failure, pid: number, relation: string | nul
 }
 
 /** When the failed run started, if its samples or its logged statement say: an earlier run of the session does not count. */
-function workStart(view: RuleView, e: Failure, pid: number, lookbackMs: number): { ms: number; eventIds: number[] } | null {
+function workStart(view: RuleView, e: Failure, pid: number, lookbackMs: number): { ms: number; eventIds: number[]; series: CitedSeries[] } | null {
   const { run } = failedRun(view, e, pid, lookbackMs);
   // A run only the log shows, without its statement or duration line, has no known start.
   if (!run || (run.logOnly && run.xactStartMs === null)) return null;
-  return { ms: runStartMs(run), eventIds: run.eventIds.filter((id) => id !== e.id) };
+  return { ms: runStartMs(run), eventIds: run.eventIds.filter((id) => id !== e.id), series: run.series };
 }
 
 /** The session's wait for the swap lock that the failure ended: logged after the run began, on the failure's lock when both say. */

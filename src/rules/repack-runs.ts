@@ -14,6 +14,7 @@
 import type { Labels } from '../domain/index.js';
 import { logRepackRuns, type LogRun } from './repack-log-runs.js';
 import { DEFAULT_STALE_AFTER_MS, type RuleEvent, type RuleView, type SeriesData } from './rule-view.js';
+import { citeLast, type CitedSeries } from './sample-evidence.js';
 import { relationName, tableCommandOf } from './statements.js';
 
 export const SLOT_INFO = 'pg_replication_slots_info';
@@ -47,6 +48,8 @@ export interface RepackRun {
   table: TableRef | null;
   /** Events that show the run (a logged REPACK statement, its lock waits). */
   eventIds: number[];
+  /** Samples that show it (its slot, its progress row and transaction start), cited by every finding about the run. */
+  series: CitedSeries[];
   /** Only the log shows it: its end may have gone unlogged (a successful REPACK logs nothing). */
   logOnly: boolean;
 }
@@ -86,13 +89,15 @@ export function failedRun(view: RuleView, failure: RuleEvent, pid: number, lookb
   if (slotRun) return { run: withTable(view, slotRun, sinceMs, failure.tsMs), logged };
   const progress = progressOf(view, failure.target, pid, sinceMs, failure.tsMs);
   if (progress && belongs(progress.points[0]!.tsMs, progress.points[progress.points.length - 1]!.tsMs)) {
-    const xactStartMs = xactStartOf(view, failure.target, progress, sinceMs);
+    const xactStart = xactStartOf(view, failure.target, progress, sinceMs);
+    const xactStartMs = xactStart?.ms ?? null;
     // Rows sampled before the run's transaction began are an earlier run's.
     const own = progress.points.filter((p) => xactStartMs === null || p.tsMs >= xactStartMs);
     const run: RepackRun = {
       target: failure.target, slotName: null, database: nonEmpty(progress.labels.datname), sessionPid: pid,
       firstSeenMs: (own[0] ?? progress.points[0]!).tsMs, lastSeenMs: progress.points[progress.points.length - 1]!.tsMs,
       xactStartMs, table: progressTable(progress), eventIds: [], logOnly: false,
+      series: [citeLast(progress), ...(xactStart ? [xactStart.cited] : [])],
     };
     return { run, logged };
   }
@@ -113,11 +118,12 @@ function sampledRuns(view: RuleView, sinceMs: number, target?: string): RepackRu
       known.firstSeenMs = Math.min(known.firstSeenMs, first);
       known.lastSeenMs = Math.max(known.lastSeenMs, last);
       known.sessionPid ??= pidOf(s.labels);
+      if (last >= known.series[0]!.tsMs) known.series = [citeLast(s)];
       continue;
     }
     runs.set(key, {
       target: s.target, slotName, database: nonEmpty(s.labels.database), sessionPid: pidOf(s.labels),
-      firstSeenMs: first, lastSeenMs: last, xactStartMs: null, table: null, eventIds: [], logOnly: false,
+      firstSeenMs: first, lastSeenMs: last, xactStartMs: null, table: null, eventIds: [], logOnly: false, series: [citeLast(s)],
     });
   }
   return [...runs.values()];
@@ -127,7 +133,7 @@ function fromLog(r: LogRun): RepackRun {
   return {
     target: r.target, slotName: null, database: r.database, sessionPid: r.pid, firstSeenMs: r.startMs, lastSeenMs: r.lastSeenMs,
     xactStartMs: r.startExact ? r.startMs : null, table: r.relation === null ? null : tableRef(r.relation, r.database),
-    eventIds: [...r.eventIds], logOnly: true,
+    eventIds: [...r.eventIds], logOnly: true, series: [],
   };
 }
 
@@ -138,8 +144,10 @@ function withTable(view: RuleView, run: RepackRun, sinceMs: number, untilMs = ru
   const fromMs = Math.max(sinceMs, run.firstSeenMs - SAMPLE_GAP_MS);
   const progress = progressOf(view, run.target, run.sessionPid, fromMs, untilMs);
   if (progress && nonEmpty(progress.labels.relname)) {
+    const xactStart = xactStartOf(view, run.target, progress, fromMs);
     run.table = progressTable(progress);
-    run.xactStartMs = xactStartOf(view, run.target, progress, fromMs);
+    run.xactStartMs = xactStart?.ms ?? null;
+    run.series.push(citeLast(progress), ...(xactStart ? [xactStart.cited] : []));
     return run;
   }
   // Without the progress series: the statement that started this run (log_statement = ddl or all),
@@ -179,13 +187,14 @@ function progressTable(progress: SeriesData): TableRef {
  * series is per table, not per session: a value sampled outside the rows is another session's, and
  * an earlier value within them an earlier run's of the same session (a retry, a VACUUM FULL).
  */
-function xactStartOf(view: RuleView, target: string, progress: SeriesData, sinceMs: number): number | null {
+function xactStartOf(view: RuleView, target: string, progress: SeriesData, sinceMs: number): { ms: number; cited: CitedSeries } | null {
   const { datname = '', schemaname = '', relname = '' } = progress.labels;
   const series = view.series(PROGRESS_XACT_START, { sinceMs, target, labels: { datname, schemaname, relname } })[0];
   const first = progress.points[0]!.tsMs;
   const last = progress.points[progress.points.length - 1]!.tsMs;
-  const value = series?.points.filter((p) => p.tsMs >= first && p.tsMs <= last && p.value !== null).pop()?.value;
-  return value === undefined || value === null ? null : value * 1000;
+  const point = series?.points.filter((p) => p.tsMs >= first && p.tsMs <= last && p.value !== null).pop();
+  if (!series || !point || point.value === null) return null;
+  return { ms: point.value * 1000, cited: { name: series.name, labels: { ...series.labels }, value: point.value, tsMs: point.tsMs } };
 }
 
 /** `orders`, `public.orders` or `shop.public.orders` in `database`. */

@@ -50,7 +50,8 @@ export function findingKey(ruleId: string, target: string, ...parts: Array<strin
   return [ruleId, target, ...parts.map(String)].join('/');
 }
 
-/** Evidence with defaults; event ids cited twice are kept once, in order of first mention. */
+/** Evidence with defaults; event ids and samples cited twice are kept once, in order of first mention. */
 export function evidenceOf(parts: Partial<Evidence>): Evidence {
-  return { eventIds: [...new Set(parts.eventIds ?? [])], series: parts.series ?? [], facts: parts.facts ?? {} };
+  const series = new Map((parts.series ?? []).map((s) => [JSON.stringify([s.name, s.labels, s.tsMs]), s]));
+  return { eventIds: [...new Set(parts.eventIds ?? [])], series: [...series.values()], facts: parts.facts ?? {} };
 }

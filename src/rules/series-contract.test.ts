@@ -5,10 +5,10 @@
  * while the collector wrote `..._seconds_until_ceiling`).
  *
  * The names are found by running the rules, not by reading their source: every rule of the
- * catalog evaluates over a recording view that answers every series query with a matching series
- * (at several values, so thresholds on both sides are crossed) and every event query from a set of
- * REPACK, DROP and vacuum events; the view records each name and kind asked for. A new rule is
- * covered without editing this test. Exported `pg_*` string constants of the rule modules (shared
+ * catalog evaluates over a recording view (every-input-view.ts) that answers every series query
+ * with a matching series (at several values, so thresholds on both sides are crossed) and every
+ * event query from a set of REPACK, DROP and vacuum events; the view records each name and kind
+ * asked for. A new rule is covered without editing this test. Exported `pg_*` string constants of the rule modules (shared
  * names such as SLOT_INFO) are checked too, for names only a branch this run does not reach reads.
  */
 import fs from 'node:fs';
@@ -20,95 +20,17 @@ import { caseName, FIXTURES_DIR, listCases, readCase } from '../../test/helpers/
 import { parseLogFile } from '../../test/helpers/scenarios/parse-log.js';
 import { createCollectors } from '../collectors/index.js';
 import { settingMetric, WATCHED_SETTINGS } from '../collectors/pg-settings.js';
-import { EVENT_KINDS, type EventKind, type GenericDetails, type Labels } from '../domain/index.js';
+import { EVENT_KINDS, type EventKind } from '../domain/index.js';
 import { SCHEDULER_METRICS } from '../sources/poll-scheduler.js';
 import { buildRules } from './catalog.js';
-import { eventOf } from './memory-rule-view.js';
-import type { EventQuery, LatestQuery, LatestSample, RuleEvent, RuleView, SeriesData, SeriesQuery } from './rule-view.js';
-import {
-  autovacuumDetails, crashDetails, ddlDetails, lockTimeoutDetails, lockWaitDetails, recoveryWaitDetails, relationLock, restartDetails,
-} from './test-events.js';
-
-const NOW = Date.UTC(2026, 9, 14, 8, 0, 0);
-const MINUTE = 60_000;
-
-/** Labels every series answer carries unless the query asks for others. */
-const DEFAULT_LABELS: Labels = {
-  slot_name: 'pg_repack_4243', slot_type: 'logical', owner: 'repack', plugin: 'pgrepack', temporary: 'true', owner_pid: '4242',
-  database: 'shop', datname: 'shop', schemaname: 'public', relname: 'orders', pid: '4242', command: 'REPACK', phase: 'catch-up',
-  index_name: '', application_name: 'standby1', state: 'streaming', holder: 'session', wait_event: '',
-};
-
-/** A second subject of every series: another table, session and slot than the first. */
-const OTHER_LABELS: Labels = { ...DEFAULT_LABELS, slot_name: 'pg_repack_4301', owner_pid: '4300', relname: 'events', pid: '4300' };
-
-/** A view that has every series (two subjects, points of one value over the last hour) and records what is asked. */
-class RecordingView implements RuleView {
-  readonly seriesNames = new Set<string>();
-  readonly kinds = new Set<EventKind>();
-  readonly nowMs = NOW;
-
-  constructor(private readonly value: number | null, private readonly stored: RuleEvent[]) {}
-
-  targets() {
-    return [{ name: 'primary', cluster: null }, { name: 'standby1', cluster: null }];
-  }
-
-  events<K extends EventKind>(kind: K, q: EventQuery): Array<RuleEvent<K>> {
-    this.kinds.add(kind);
-    return this.stored.filter((e) => e.kind === kind && e.tsMs >= q.sinceMs && e.tsMs <= NOW && (q.pid === undefined || e.pid === q.pid)) as Array<RuleEvent<K>>;
-  }
-
-  series(name: string, q: SeriesQuery): SeriesData[] {
-    this.seriesNames.add(name);
-    const points = [60, 30, 15, 5, 1, 0].map((ago) => ({ tsMs: NOW - ago * MINUTE, value: this.value })).filter((p) => p.tsMs >= q.sinceMs);
-    if (points.length === 0) return [];
-    return [DEFAULT_LABELS, OTHER_LABELS].map((labels) => ({ name, target: q.target ?? 'primary', labels: { ...labels, ...q.labels }, points }));
-  }
-
-  latest(name: string, q: LatestQuery = {}): LatestSample[] {
-    this.seriesNames.add(name);
-    return [DEFAULT_LABELS, OTHER_LABELS].map((labels) => ({ name, target: q.target ?? 'primary', labels: { ...labels, ...q.labels }, tsMs: NOW, value: this.value }));
-  }
-}
-
-const REPACK = 'REPACK (CONCURRENTLY) orders';
-const DROP = 'DROP TABLE build_logs';
-const at = (minutesAgo: number) => NOW - minutesAgo * MINUTE;
-const generic = (minutesAgo: number, pid: number, message: string, level: 'LOG' | 'ERROR' = 'ERROR') =>
-  eventOf('generic', { classified: false } satisfies GenericDetails, { tsMs: at(minutesAgo), pid, level, message });
-
-/** Events that walk the REPACK, DROP and vacuum rules down their longer paths. */
-const EVENTS: RuleEvent[] = [
-  eventOf('ddl', ddlDetails('REPACK', 'orders', true), { tsMs: at(50), pid: 4242, database: 'shop' }),
-  eventOf('ddl', ddlDetails('DROP TABLE', 'build_logs'), { tsMs: at(3), pid: 5000, database: 'shop' }),
-  ...[20, 10].map((ago) => eventOf('autovacuum', autovacuumDetails({
-    database: 'other', table: 'hot', removable_cutoff_xid: 771, removable_cutoff_age_xids: 5000, tuples_dead_not_removable: 100,
-    dead_item_storage_mb: 1, parallel_workers_planned: 3, parallel_workers_launched: 1,
-  }), { tsMs: at(ago), database: 'other' })),
-  eventOf('lock_wait', lockWaitDetails({ waiting_pid: 4242, lock_mode: 'AccessExclusiveLock', holder_pids: [70990], queue_pids: [4242, 4300], statement: REPACK }), { tsMs: at(2), pid: 4242 }),
-  eventOf('lock_wait', lockWaitDetails({ waiting_pid: 5000, lock_mode: 'AccessExclusiveLock', holder_pids: [70990], queue_pids: [5000, 5001], statement: DROP }), { tsMs: at(2), pid: 5000 }),
-  eventOf('lock_timeout', lockTimeoutDetails({ pid: 4242, statement: REPACK, lock_mode: 'AccessExclusiveLock', lock_object: relationLock(16402, 16384) }), { tsMs: at(1), pid: 4242, level: 'ERROR' }),
-  eventOf('deadlock', {
-    pid: 4242, database: 'shop', user: 'dba', statement: REPACK, context: null,
-    processes: [{ pid: 4242, lock_mode: 'AccessExclusiveLock', lock_object: relationLock(16402, 16384), blocked_by_pid: 70990, query: REPACK }],
-  }, { tsMs: at(1), pid: 4242, level: 'ERROR' }),
-  eventOf('statement_timeout', { pid: 4242, database: 'shop', user: 'dba', statement: REPACK }, { tsMs: at(1), pid: 4242, level: 'ERROR' }),
-  generic(1, 4242, 'canceling statement due to user request'),
-  generic(1, 4242, 'out of memory'),
-  generic(1, 4242, 'invalid memory alloc request size 1677721600'),
-  generic(40, 4242, 'duration: 600000.000 ms  statement: REPACK (CONCURRENTLY) orders', 'LOG'),
-  eventOf('server_crash', crashDetails({ pid: 4242, signal: 9, signal_name: 'Killed', statement: REPACK }), { tsMs: at(1) }),
-  eventOf('server_restart', restartDetails('reinitializing'), { tsMs: at(1) }),
-  eventOf('recovery_conflict_wait', recoveryWaitDetails({ conflicting_pids: [52311], redo_description: 'rels: base/16384/16402' }), { tsMs: at(2), target: 'standby1' }),
-];
+import { EVENTS, EveryInputView, NOW, SAMPLE_VALUES } from './every-input-view.js';
 
 function recordRules(): { seriesNames: Set<string>; kinds: Set<EventKind> } {
   const seriesNames = new Set<string>();
   const kinds = new Set<EventKind>();
-  for (const value of [null, 0, 1, 0.001, 1e12]) {
+  for (const value of SAMPLE_VALUES) {
     for (const rule of buildRules({ disabled: [], thresholds: {} })) {
-      const view = new RecordingView(value, EVENTS);
+      const view = new EveryInputView(value, EVENTS);
       rule.evaluate(view, NOW);
       for (const name of view.seriesNames) seriesNames.add(name);
       for (const kind of view.kinds) kinds.add(kind);
