@@ -87,7 +87,11 @@ export const RULES = {
     create: parallelAutovacuumStarved, defaults: PARALLEL_STARVED,
     needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_settings'], events: ['autovacuum'] }),
   },
-  'server-crashed': { create: serverCrashed, defaults: CRASHED, needs: needs({ events: ['server_crash', 'server_restart'] }) },
+  'server-crashed': {
+    create: serverCrashed, defaults: CRASHED,
+    // REPACK's statement and slot only name the run a crash ended; the crash itself is the postmaster's lines.
+    needs: needs({ collectors: REPACK_RUNS, events: ['server_crash', 'server_restart', 'ddl'] }),
+  },
   'wraparound-approaching': {
     create: wraparoundApproaching, defaults: WRAPAROUND,
     needs: needs({ collectors: ['pg_database', 'pg_xmin_horizon'], events: ['wraparound_warning'] }),

@@ -6,6 +6,7 @@ import { basisOf, type GenericDetails, type LogLevel } from '../domain/index.js'
 import { MemoryRuleView, eventOf } from './memory-rule-view.js';
 import { repackFailed, DEFAULTS, CEILING_ALLOC_BYTES } from './repack-failed.js';
 import { repackLostAtSwap, DEFAULTS as LOST_AT_SWAP } from './repack-lost-at-swap.js';
+import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
 import type { RuleEvent } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
@@ -38,8 +39,8 @@ describe('repack-failed', () => {
     ['fires: another allocation over 1 GB', [statement(0), generic(10, 'invalid memory alloc request size 1342177280')], 'alloc_limit'],
     ['fires: the same allocation in a plain REPACK is not the change ceiling', [statement(0, false), generic(10, CEILING)], 'alloc_limit'],
     ['fires: out of memory', [statement(0), generic(10, 'out of memory')], 'out_of_memory'],
-    ['fires: its backend OOM-killed (crash DETAIL names the REPACK)', [kill(10)], 'killed'],
-    ['fires: its backend killed while its logged statement ran (no DETAIL)', [statement(0), kill(10, 9, null)], 'killed'],
+    ['quiet: its backend OOM-killed, a server crash (crash DETAIL names the REPACK): server-crashed names it', [kill(10)], null],
+    ['quiet: its backend killed while its logged statement ran (no DETAIL): server-crashed names it', [statement(0), kill(10, 9, null)], null],
     ['fires: statement_timeout while waiting for the swap lock', [statement(0), swapWait(8), statementTimeout(10)], 'statement_timeout_at_swap'],
     ['fires: a cancel while waiting for the swap lock', [statement(0), swapWait(8), generic(10, 'canceling statement due to user request')], 'cancel_at_swap'],
     ['quiet: a cancel after the swap lock was acquired (not waiting)', [statement(0), swapWait(8), swapWait(9, 'acquired'), generic(10, 'canceling statement due to user request')], null],
@@ -121,13 +122,20 @@ describe('repack-failed and repack-lost-at-swap over a real PostgreSQL 19 log', 
     ]));
   });
 
-  it('a backend killed with SIGKILL while REPACK ran (as the OOM killer does)', async () => {
+  it('a backend killed with SIGKILL while REPACK ran (as the OOM killer does) is one alert: the crash, naming the REPACK lost', async () => {
     const events = await load('pg19-repack-backend-killed.log');
     const end = events[events.length - 1]!.tsMs;
-    const [finding] = rule.evaluate(new MemoryRuleView({ events }).at(end), end);
-    expect(finding?.summary).toBe(
-      'REPACK (CONCURRENTLY) of postgres.orders failed after 2 s and threw that work away: its backend (pid 5355) was killed by signal 9 ' +
-      '(Killed: on Linux almost always the OOM killer)',
+    const view = new MemoryRuleView({ events }).at(end);
+    expect(rule.evaluate(view, end)).toEqual([]);
+    const [crash, ...more] = serverCrashed(CRASHED).evaluate(view, end);
+    expect(more).toEqual([]);
+    expect(crash?.summary).toBe(
+      'client backend pid 5355 was killed by signal 9 (Killed: on Linux almost always the OOM killer) while running: REPACK (CONCURRENTLY) orders ' +
+      '(REPACK keeps about 50 bytes per concurrently changed row in memory); its REPACK (CONCURRENTLY) of postgres.orders was rolled back, ' +
+      '2 s of work lost; the server terminated every connection, recovered and accepts connections again',
     );
+    const cited = crash!.evidence.eventIds.map((id) => events.find((e) => e.id === id)!.message);
+    expect(cited).toEqual(['statement: REPACK (CONCURRENTLY) orders', 'client backend (PID 5355) was terminated by signal 9: Killed', 'database system is ready to accept connections']);
+    expect(crash?.evidence.facts).toMatchObject({ repack_relation: 'orders', repack_work_lost_seconds: 2 });
   });
 });

@@ -7,14 +7,18 @@
  *   104,857,600 entries the next doubling asks for 1,677,721,600 bytes, over MaxAllocSize, and the
  *   run fails with `invalid memory alloc request size 1677721600` (XX000) at the very end;
  * - `out of memory` (53200);
- * - its backend killed by a signal while it ran (`terminated by signal 9: Killed`, with
- *   `Failed process was running: REPACK ...`): on Linux the OOM killer, as the seed measured;
  * - statement_timeout or a cancel while it waited for ACCESS EXCLUSIVE at the swap: the same loss as
  *   a lock_timeout there, alerted here so one failure gives one alert.
  *
+ * Its backend killed while it ran (`terminated by signal 9: Killed` with `Failed process was
+ * running: REPACK ...`, on Linux the OOM killer, as the seed measured) is a server crash: every
+ * connection went down with it, and server-crashed names the REPACK and the work lost in its one
+ * alert. This rule recognises the crash as the end of the run and stays quiet, so the same kill
+ * does not page twice as two unrelated causes.
+ *
  * The failure is tied to its run by the session's pid and the run's start (repack-log-runs.ts):
- * the session's REPACK statement, its lock waits' STATEMENT lines, the crash DETAIL, or its sampled
- * slot. The finding stays open for `activeForMs` after the failure: it is news, not a state.
+ * the session's REPACK statement, its lock waits' STATEMENT lines, or its sampled slot. The finding
+ * stays open for `activeForMs` after the failure: it is news, not a state.
  */
 import { REPACK_CEILING_CHANGES } from '../collectors/table-change-rate.js';
 import { isKind, logRepackRuns, type LogRun } from './repack-log-runs.js';
@@ -45,7 +49,7 @@ const CANCEL = 'canceling statement due to user request';
 const WORKER_LINES_BEFORE_MS = 10_000;
 const WORKER_LINE = /"REPACK decoding worker"/;
 
-type Cause = 'change_ceiling' | 'alloc_limit' | 'out_of_memory' | 'killed' | 'statement_timeout_at_swap' | 'cancel_at_swap';
+type Cause = 'change_ceiling' | 'alloc_limit' | 'out_of_memory' | 'statement_timeout_at_swap' | 'cancel_at_swap';
 
 interface Failure {
   cause: Cause;
@@ -62,7 +66,7 @@ export function repackFailed(options: RepackFailedOptions = DEFAULTS): Rule {
   return {
     id: ID,
     severity: 'warning',
-    description: 'A REPACK failed for a reason other than a lock at its swap (the change ceiling, out of memory, its backend killed, a timeout or cancel at the swap): its work was thrown away.',
+    description: 'A REPACK failed for a reason other than a lock at its swap or a server crash (the change ceiling, out of memory, a timeout or cancel at the swap): its work was thrown away.',
     evaluate(view, nowMs) {
       const findings: Finding[] = [];
       const recentMs = nowMs - options.activeForMs;
@@ -83,8 +87,8 @@ export function repackFailed(options: RepackFailedOptions = DEFAULTS): Rule {
 
 /**
  * Failures of sessions whose REPACK only the samples show (no statement or lock wait logged): an
- * error or crash of the slot's owner. Which lock it waited for is unknown, so only the failures
- * that need no wait (the ceiling, out of memory, a kill) are told.
+ * error of the slot's owner. Which lock it waited for is unknown, so only the failures that need
+ * no wait (the ceiling, out of memory) are told.
  */
 function sampledOnlyFailures(view: RuleView, target: string, sinceMs: number, loggedPids: ReadonlySet<number>): Failure[] {
   const slots = new Map<number, CitedSeries>();
@@ -94,23 +98,17 @@ function sampledOnlyFailures(view: RuleView, target: string, sinceMs: number, lo
   }
   const failures: Failure[] = [];
   for (const [pid, slot] of slots) {
-    const events: RuleEvent[] = [
-      ...view.events('generic', { sinceMs, target, pid }),
-      ...view.events('server_crash', { sinceMs, target }).filter((e) => e.details.pid === pid),
-    ];
-    const failure = events.map((e) => failureOf(e, pid, null)).find((f) => f !== null);
+    const failure = view.events('generic', { sinceMs, target, pid }).map((e) => failureOf(e, pid, null)).find((f) => f !== null);
     if (failure) failures.push({ ...failure, series: [slot] });
   }
   return failures;
 }
 
-/** What ended the run, if it is one of this rule's causes; null for a success or a lock failure at the swap. */
+/**
+ * What ended the run, if it is one of this rule's causes; null for a success, a lock failure at the
+ * swap (repack-lost-at-swap) or a crash (server-crashed).
+ */
 function failureOf(e: RuleEvent, pid: number, run: LogRun | null): Failure | null {
-  if (isKind(e, 'server_crash')) {
-    const signal = e.details.signal;
-    const how = signal === null ? `exited with code ${e.details.exit_code}` : `was killed by signal ${signal} (${e.details.signal_name ?? 'unknown'}${signal === 9 ? ': on Linux almost always the OOM killer' : ''})`;
-    return { cause: 'killed', event: e, pid, what: `its backend (pid ${pid}) ${how}`, facts: { signal }, series: [] };
-  }
   if (isKind(e, 'statement_timeout')) return atSwap(run) ? swapFailure('statement_timeout_at_swap', e, pid, run, 'statement_timeout expired') : null;
   if (!isKind(e, 'generic') || e.level !== 'ERROR') return null;
   const alloc = ALLOC_REQUEST.exec(e.message);

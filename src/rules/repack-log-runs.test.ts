@@ -83,6 +83,9 @@ describe('REPACK runs from events', () => {
     ['a crash whose DETAIL names REPACK is a run of the crashed pid',
       [eventOf('server_crash', crashDetails({ pid: 9, signal: 9, statement: 'REPACK (CONCURRENTLY) orders' }), { tsMs: at(4), pid: 1 })],
       [[at(4), false, 'killed']]],
+    ['a crash whose DETAIL names another query ends the run as the next statement, not as its kill',
+      [repack(0, 9), eventOf('server_crash', crashDetails({ pid: 9, signal: 9, statement: 'SELECT 1' }), { tsMs: at(4), pid: 1 })],
+      [[at(0), true, 'next_statement']]],
   ];
   for (const [name, events, expected] of cases) {
     it(name, () => {

@@ -113,6 +113,11 @@ function runsOfSession(target: string, pid: number, events: RuleEvent[]): LogRun
       close(e, 'next_statement');
       if (e.details.command === 'REPACK') open = start(e, repackStatementOf(e), e.tsMs, true);
     } else if (isKind(e, 'server_crash')) {
+      // The crash DETAIL names what the backend ran: another statement means the REPACK had ended.
+      if (e.details.statement !== null && !isRepack(e.details.statement)) {
+        close(e, 'next_statement');
+        continue;
+      }
       open ??= start(e, e.details.statement, e.tsMs, false);
       close(e, 'killed');
     } else if (isKind(e, 'generic')) {

@@ -81,7 +81,8 @@ function watchedBySamples(view: RuleView, target: string, sinceMs: number): bool
  */
 export function failedRun(view: RuleView, failure: RuleEvent, pid: number, lookbackMs: number): { run: RepackRun | null; logged: LogRun | null } {
   const sinceMs = failure.tsMs - lookbackMs;
-  const logged = logRepackRuns(view, failure.target, sinceMs).find((r) => r.pid === pid && r.endEvent?.id === failure.id) ?? null;
+  // A run the event ended by being the session's next statement (a crash DETAIL naming another query) is not what failed.
+  const logged = logRepackRuns(view, failure.target, sinceMs).find((r) => r.pid === pid && r.endEvent?.id === failure.id && r.end !== 'next_statement') ?? null;
   // A sample of the failed run was taken after the logged run began (when it shows its start) and shortly before the failure.
   const belongs = (firstMs: number, lastMs: number) =>
     firstMs <= failure.tsMs && lastMs >= failure.tsMs - SAMPLE_GAP_MS && (logged?.startExact !== true || firstMs >= logged.startMs - SAMPLE_GAP_MS);

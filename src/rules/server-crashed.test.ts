@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { basisOf } from '../domain/index.js';
 import { MemoryRuleView, eventOf } from './memory-rule-view.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
-import type { RuleEvent } from './rule-view.js';
-import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0 } from './series-notation.js';
+import type { RuleEvent, SeriesData } from './rule-view.js';
+import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
 import { serverCrashed, DEFAULTS } from './server-crashed.js';
-import { crashDetails, restartDetails } from './test-events.js';
+import { crashDetails, ddlDetails, restartDetails } from './test-events.js';
 
 const at = (step: number) => T0 + step * STEP;
 const rule = serverCrashed(DEFAULTS);
@@ -21,10 +22,43 @@ describe('server-crashed', () => {
     expect(finding?.summary).toBe(
       'client backend pid 41 was killed by signal 9 (Killed: on Linux almost always the OOM killer) while running: ' +
       'REPACK (CONCURRENTLY) events (REPACK keeps about 50 bytes per concurrently changed row in memory); ' +
+      'its REPACK (CONCURRENTLY) of events was rolled back, all its work lost; ' +
       'the server terminated every connection, recovered and accepts connections again',
     );
     expect(rule.severity).toBe('critical');
     expect(finding?.evidence.eventIds).toEqual([oom.id, ready.id]);
+  });
+
+  describe('a crash that ended a REPACK names the run and the work lost (repack-failed stays quiet about it)', () => {
+    const PID = 41;
+    const repackStatement = (step: number) =>
+      eventOf('ddl', ddlDetails('REPACK', 'events', true), { tsMs: at(step), pid: PID, database: 'shop', message: 'statement: REPACK (CONCURRENTLY) events' });
+    const killed = (step: number, statement: string | null) =>
+      eventOf('server_crash', crashDetails({ pid: PID, signal: 9, signal_name: 'Killed', statement }), { tsMs: at(step), pid: 1001 });
+    const evaluateAt = (events: RuleEvent[], series: SeriesData[] = []) => rule.evaluate(new MemoryRuleView({ events, series }).at(at(12)), at(12));
+
+    it('from the logged statement: its start, the work lost, the statement cited', () => {
+      const start = repackStatement(2);
+      const crash = killed(10, null);
+      const [finding] = evaluateAt([start, crash]);
+      expect(finding?.summary).toMatch(/; its REPACK \(CONCURRENTLY\) of shop\.events was rolled back, 40 s of work lost; the server/);
+      expect(finding?.evidence.eventIds).toEqual([start.id, crash.id]);
+      expect(finding?.evidence.facts).toMatchObject({ repack_relation: 'events', repack_work_started_ms: at(2), repack_work_lost_seconds: 40 });
+      expect(basisOf(finding!.evidence)).toBe('log');
+    });
+
+    it('from the sampled slot alone: named by its slot, the slot cited (basis log+samples)', () => {
+      const slot = seriesOf(`pg_replication_slots_info{slot_name="pg_repack_4300",owner="repack",database="shop",owner_pid="${PID}"}`, '_ _ 1 1 1 1 1 1 1 1');
+      const [finding] = evaluateAt([killed(10, null)], [slot]);
+      expect(finding?.summary).toMatch(/; its REPACK \(CONCURRENTLY\) in database shop \(slot pg_repack_4300\) was rolled back, 40 s of work lost; /);
+      expect(basisOf(finding!.evidence)).toBe('log+samples');
+    });
+
+    it('quiet about REPACK when the killed backend had moved on to another statement', () => {
+      const [finding] = evaluateAt([repackStatement(2), killed(10, 'SELECT count(*) FROM events')]);
+      expect(finding?.summary).not.toMatch(/rolled back/);
+      expect(finding?.evidence.facts).not.toHaveProperty('repack_relation');
+    });
   });
 
   const cases: Array<[string, RuleEvent[], RegExp | null]> = [

@@ -5,10 +5,16 @@
  * OOM killer; a REPACK (CONCURRENTLY) keeps ~50 bytes per concurrently changed row in memory with
  * nothing bounding it, so a big one can be what the OOM killer hit (seed 000_ddfba2eacd9de59b.txt).
  *
+ * A crash of a backend running REPACK is one cause with two losses: this alert names the REPACK
+ * run it ended and the work thrown away, and repack-failed stays quiet about it, so one OOM kill
+ * pages once, as the crash it is.
+ *
  * Critical. The alert stays open for `activeForMs` after the crash: it is news, not a state.
  */
+import { failedRun, describeRun, runStartMs, type RepackRun } from './repack-runs.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Rule } from './rule.js';
+import { formatDuration } from './summary-format.js';
 import { quoteStatement } from './summary-format.js';
 import { tableCommandOf } from './statements.js';
 
@@ -21,6 +27,8 @@ export interface ServerCrashedOptions {
 export const DEFAULTS: ServerCrashedOptions = { activeForMs: 30 * 60_000 };
 
 const SIGKILL = 9;
+/** How far before the crash the killed REPACK's start is looked for (as repack-failed does). */
+const REPACK_LOOKBACK_MS = 24 * 3_600_000;
 
 export function serverCrashed(options: ServerCrashedOptions = DEFAULTS): Rule {
   return {
@@ -31,16 +39,18 @@ export function serverCrashed(options: ServerCrashedOptions = DEFAULTS): Rule {
       return view.events('server_crash', { sinceMs: nowMs - options.activeForMs }).map((e) => {
         const d = e.details;
         const aftermath = restartAfter(view, e);
+        const repack = killedRepack(view, e);
         return {
           dedupKey: findingKey(ID, e.target, d.pid, e.tsMs),
           target: e.target,
           labels: { process_type: d.worker_type ?? d.process_type, pid: String(d.pid) },
-          summary: `${processName(e)} pid ${d.pid} ${howItDied(e)}${running(e)}; ${aftermath.text}`,
+          summary: `${processName(e)} pid ${d.pid} ${howItDied(e)}${running(e)}; ${repack ? `${repack.text}; ` : ''}${aftermath.text}`,
           evidence: evidenceOf({
-            eventIds: [e.id, ...aftermath.eventIds],
+            eventIds: [...(repack?.run.eventIds ?? []), e.id, ...aftermath.eventIds],
+            series: repack?.run.series ?? [],
             facts: {
               process_type: d.process_type, worker_type: d.worker_type, pid: d.pid, signal: d.signal, signal_name: d.signal_name,
-              exit_code: d.exit_code, statement: d.statement,
+              exit_code: d.exit_code, statement: d.statement, ...repack?.facts,
             },
           }),
         };
@@ -70,6 +80,27 @@ function running(e: RuleEvent<'server_crash'>): string {
     ? ' (REPACK keeps about 50 bytes per concurrently changed row in memory)'
     : '';
   return ` while running: ${quoteStatement(statement)}${repack}`;
+}
+
+/**
+ * The REPACK run the crashed process was executing, from the crash DETAIL, the session's logged
+ * statement or its sampled slot (repack-runs.ts), and the work the crash threw away.
+ */
+function killedRepack(view: RuleView, e: RuleEvent<'server_crash'>): { run: RepackRun; text: string; facts: Record<string, string | number | null> } | null {
+  const { run, logged } = failedRun(view, e, e.details.pid, REPACK_LOOKBACK_MS);
+  if (!run) return null;
+  const startMs = run.logOnly && run.xactStartMs === null ? null : runStartMs(run);
+  const command = logged && !logged.concurrently ? 'REPACK' : 'REPACK (CONCURRENTLY)';
+  const lost = startMs === null ? 'all its work lost' : `${formatDuration(e.tsMs - startMs)} of work lost`;
+  return {
+    run,
+    text: `its ${describeRun(run, command)} was rolled back, ${lost}`,
+    facts: {
+      repack_relation: run.table ? [run.table.schema, run.table.table].filter((p) => p !== null).join('.') : null,
+      repack_work_started_ms: startMs,
+      repack_work_lost_seconds: startMs === null ? null : Math.round((e.tsMs - startMs) / 1000),
+    },
+  };
 }
 
 /** What the postmaster did next, from the server_restart lines that followed. */
