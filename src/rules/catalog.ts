@@ -36,6 +36,8 @@ const LOCK_WAITS_LOGGED = { name: 'log_lock_waits', value: 'on (the default from
 const CONFLICT_WAITS_LOGGED = { name: 'log_recovery_conflict_waits', value: 'on, on standbys' };
 const REPACK_RUNS = ['pg_replication_slots', 'pg_stat_progress_repack'];
 const REPLAY = ['pg_standby'];
+/** Replay judged beyond recovery_min_apply_delay (apply-delay.ts), read from pg_settings. */
+const REPLAY_DELAYED = [...REPLAY, 'pg_settings'];
 
 function needs(n: Partial<RuleNeeds>): RuleNeeds {
   return { settings: n.settings ?? [], collectors: n.collectors ?? [], events: n.events ?? [] };
@@ -64,15 +66,15 @@ export const RULES = {
   },
   'replay-stalled-on-unlink': {
     create: replayStalledOnUnlink, defaults: STALLED_ON_UNLINK,
-    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY, events: ['ddl', 'recovery_conflict_wait'] }),
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY_DELAYED, events: ['ddl', 'recovery_conflict_wait'] }),
   },
   'replay-stalled': {
     create: replayStalled, defaults: STALLED,
-    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY, events: ['ddl', 'recovery_conflict_wait'] }),
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: REPLAY_DELAYED, events: ['ddl', 'recovery_conflict_wait'] }),
   },
   'replica-lag-over-lb-limit': {
     create: replicaLagOverLbLimit, defaults: LAG,
-    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: [...REPLAY, 'pg_stat_replication'], events: ['ddl', 'recovery_conflict_wait'] }),
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], collectors: [...REPLAY_DELAYED, 'pg_stat_replication'], events: ['ddl', 'recovery_conflict_wait'] }),
   },
   'drop-blocks-lock-queue': {
     create: dropBlocksLockQueue, defaults: DROP_BLOCKS,
@@ -106,7 +108,7 @@ export const RULES = {
   'standby-disconnected': {
     create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
   },
-  'replay-delayed-on-purpose': { create: replayDelayedOnPurpose, defaults: DELAYED_ON_PURPOSE, needs: needs({ collectors: [...REPLAY, 'pg_settings'] }) },
+  'replay-delayed-on-purpose': { create: replayDelayedOnPurpose, defaults: DELAYED_ON_PURPOSE, needs: needs({ collectors: REPLAY_DELAYED }) },
   'error-storm': {
     create: errorStorm, defaults: ERROR_STORM,
     needs: needs({ events: ['lock_timeout', 'statement_timeout', 'deadlock', 'recovery_conflict'] }),

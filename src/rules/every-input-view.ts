@@ -30,14 +30,24 @@ export const SAMPLE_VALUES: ReadonlyArray<number | null> = [null, 0, 1, 0.001, 1
 
 /**
  * A view holding `events` and, unless `value` is undefined (the log alone), every series: two
- * subjects, points of `value` over the last hour. It records what is asked.
+ * subjects, points of `value` over the last hour, or of the value `overrides` gives its name (a
+ * setting that would hide what the others cross, e.g. a replay delay as long as the stall). It
+ * records what is asked.
  */
 export class EveryInputView implements RuleView {
   readonly seriesNames = new Set<string>();
   readonly kinds = new Set<EventKind>();
   readonly nowMs = NOW;
 
-  constructor(private readonly value: number | null | undefined, private readonly stored: readonly RuleEvent[]) {}
+  constructor(
+    private readonly value: number | null | undefined,
+    private readonly stored: readonly RuleEvent[],
+    private readonly overrides: Readonly<Record<string, number | null>> = {},
+  ) {}
+
+  private valueOf(name: string): number | null {
+    return Object.hasOwn(this.overrides, name) ? this.overrides[name]! : this.value!;
+  }
 
   targets() {
     return [{ name: 'primary', cluster: null }, { name: 'standby1', cluster: null }];
@@ -53,7 +63,7 @@ export class EveryInputView implements RuleView {
   series(name: string, q: SeriesQuery): SeriesData[] {
     this.seriesNames.add(name);
     if (this.value === undefined) return [];
-    const value = this.value;
+    const value = this.valueOf(name);
     const points = [60, 30, 15, 5, 1, 0].map((ago) => ({ tsMs: NOW - ago * MINUTE, value })).filter((p) => p.tsMs >= q.sinceMs);
     if (points.length === 0) return [];
     return [DEFAULT_LABELS, OTHER_LABELS].map((labels) => ({ name, target: q.target ?? 'primary', labels: { ...labels, ...q.labels }, points }));
@@ -62,7 +72,7 @@ export class EveryInputView implements RuleView {
   latest(name: string, q: LatestQuery = {}): LatestSample[] {
     this.seriesNames.add(name);
     if (this.value === undefined) return [];
-    const value = this.value;
+    const value = this.valueOf(name);
     return [DEFAULT_LABELS, OTHER_LABELS].map((labels) => ({ name, target: q.target ?? 'primary', labels: { ...labels, ...q.labels }, tsMs: NOW, value }));
   }
 }

@@ -10,14 +10,14 @@
  * replica-lag-over-lb-limit speak. From pg_settings (recovery_min_apply_delay) and pg_standby;
  * nothing in the log says it.
  */
+import { applyDelayOf } from './apply-delay.js';
 import type { LatestSample } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS } from './sample-evidence.js';
+import { citeSample } from './sample-evidence.js';
 import { formatBytes, formatDuration } from './summary-format.js';
 
 export const ID = 'replay-delayed-on-purpose';
 
-const APPLY_DELAY = 'pg_settings_recovery_min_apply_delay_seconds';
 const STARTUP_WAIT = 'pg_standby_startup_wait_event';
 const PENDING = 'pg_standby_replay_pending_bytes';
 const REPLAY_DELAY = 'pg_standby_replay_delay_seconds';
@@ -39,10 +39,10 @@ export function replayDelayedOnPurpose(options: ReplayDelayedOnPurposeOptions = 
       for (const pending of view.latest(PENDING)) {
         const { target } = pending;
         if (pending.value === null || pending.value <= 0) continue;
-        const setting = view.latest(APPLY_DELAY, { target, maxAgeMs: SLOW_COLLECTOR_MAX_AGE_MS })[0];
-        const delaySeconds = setting?.value ?? null;
+        const setting = applyDelayOf(view, target);
+        const delaySeconds = setting?.seconds ?? null;
         const waiting = view.latest(STARTUP_WAIT, { target, labels: { wait_event: 'RecoveryApplyDelay' } })[0];
-        if (!waiting && (delaySeconds === null || delaySeconds <= 0)) continue;
+        if (!waiting && delaySeconds === null) continue;
         const lag = view.latest(REPLAY_DELAY, { target })[0];
         if (delaySeconds !== null && lag?.value != null && lag.value > delaySeconds + options.marginSeconds) continue;
         findings.push({
@@ -51,10 +51,10 @@ export function replayDelayedOnPurpose(options: ReplayDelayedOnPurposeOptions = 
           labels: {},
           severity: 'info',
           summary: `standby ${target} replays WAL late on purpose` +
-            `${delaySeconds !== null && delaySeconds > 0 ? ` (recovery_min_apply_delay = ${formatDuration(delaySeconds * 1000)})` : ' (startup process waits on RecoveryApplyDelay)'}: ` +
+            `${delaySeconds !== null ? ` (recovery_min_apply_delay = ${formatDuration(delaySeconds * 1000)})` : ' (startup process waits on RecoveryApplyDelay)'}: ` +
             `${lag?.value != null ? `replay ${formatDuration(lag.value * 1000)} behind, ` : ''}${formatBytes(pending.value)} received and waiting; expected, not a stall`,
           evidence: evidenceOf({
-            series: [setting, waiting, lag, pending].filter((s): s is LatestSample => s !== undefined).map(citeSample),
+            series: [...(setting ? [setting.cited] : []), ...[waiting, lag, pending].filter((s): s is LatestSample => s !== undefined).map(citeSample)],
             facts: { recovery_min_apply_delay_seconds: delaySeconds, startup_waits_on_apply_delay: waiting !== undefined, replay_delay_seconds: lag?.value ?? null },
           }),
         });

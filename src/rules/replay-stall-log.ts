@@ -84,7 +84,7 @@ function loggedStall(view: RuleView, target: string, sinceMs: number, o: StallOp
     const seconds = (nowMs - startMs) / 1000;
     if (seconds < o.minStallSeconds) return null;
     const cause = { kind: 'conflict' as const, wait: open, drop: dropBefore(view, target, startMs, o), cancels: cancelsDuring(view, open) };
-    return { target, standingStillSeconds: seconds, sinceMs: startMs, pendingBytes: null, cause, series: [] };
+    return { target, standingStillSeconds: seconds, sinceMs: startMs, pendingBytes: null, applyDelaySeconds: null, cause, series: [] };
   }
   const recent = nowMs - AFTER_THE_FACT_MS;
   const finished = waits.filter((w) => w.details.phase === 'finished' && w.tsMs >= recent).pop();
@@ -93,7 +93,7 @@ function loggedStall(view: RuleView, target: string, sinceMs: number, o: StallOp
     const drop = dropBefore(view, target, waitStartMs(finished), o);
     if (!dropsFiles && !(drop && finished.details.reason === 'lock')) return null;
     const cause = { kind: 'unlink' as const, drop, afterWait: finished, insideRecord: false, possible: true };
-    return { target, standingStillSeconds: null, sinceMs: finished.tsMs, pendingBytes: null, cause, series: [] };
+    return { target, standingStillSeconds: null, sinceMs: finished.tsMs, pendingBytes: null, applyDelaySeconds: null, cause, series: [] };
   }
   // Waits were logged, so the setting is on: cancels without a wait line are not replay's.
   if (waits.length > 0) return null;
@@ -102,5 +102,5 @@ function loggedStall(view: RuleView, target: string, sinceMs: number, o: StallOp
   if (!last) return null;
   const delaySeconds = view.latest(DELAY_SETTING, { target, maxAgeMs: SETTINGS_MAX_AGE_MS })[0]?.value ?? null;
   const cause = { kind: 'conflict_cancelled' as const, cancels, delaySeconds };
-  return { target, standingStillSeconds: null, sinceMs: last.tsMs - (delaySeconds ?? 30) * 1000, pendingBytes: null, cause, series: [] };
+  return { target, standingStillSeconds: null, sinceMs: last.tsMs - (delaySeconds ?? 30) * 1000, pendingBytes: null, applyDelaySeconds: null, cause, series: [] };
 }

@@ -14,8 +14,14 @@
  * relation files) names the unlink; otherwise what is known (paused, the startup wait event).
  * A standby with no replay samples (`pgvigil analyze --rules`, or a log read without polling) is
  * judged by its log alone (replay-stall-log.ts).
+ *
+ * On a delayed standby (recovery_min_apply_delay, apply-delay.ts) replay stands still before each
+ * commit until the delay has passed: that much standing still is the setting, so a stall is
+ * `minStallSeconds` beyond the delay. Replay still waiting on RecoveryApplyDelay past that means
+ * the commit times are ahead of the standby's clock (the primary's clock runs ahead).
  */
 import type { Evidence, RecoveryConflictReason } from '../domain/index.js';
+import { applyDelayOf } from './apply-delay.js';
 import { type LatestSample, type RuleEvent, type RuleView } from './rule-view.js';
 import { cancelsDuring, CLOCK_SKEW_MS, dropBefore, loggedStalls, openWait, waitStartMs } from './replay-stall-log.js';
 import { formatBytes, formatDuration, formatTime } from './summary-format.js';
@@ -46,6 +52,8 @@ export type StallCause =
   /** `possible`: the log shows the record that unlinks, but not how long replay stood still on it. */
   | { kind: 'unlink'; drop: RuleEvent<'ddl'> | null; afterWait: Wait | null; insideRecord: boolean; possible: boolean }
   | { kind: 'inside_record' }
+  /** Waiting on recovery_min_apply_delay for longer than the delay. */
+  | { kind: 'apply_delay_overrun'; delaySeconds: number }
   | { kind: 'unknown'; waitEventType: string | null; waitEvent: string | null };
 
 export interface ReplayStall {
@@ -55,6 +63,8 @@ export interface ReplayStall {
   /** When replay last moved (as far as known). */
   sinceMs: number;
   pendingBytes: number | null;
+  /** recovery_min_apply_delay when sampled and above 0: standing still up to it was not the stall. */
+  applyDelaySeconds: number | null;
   cause: StallCause;
   series: Evidence['series'];
 }
@@ -64,8 +74,15 @@ export function replayStalls(view: RuleView, options: StallOptions): ReplayStall
   const sampled = new Set<string>();
   for (const s of view.latest(STANDING_STILL)) {
     sampled.add(s.target);
-    if (s.value === null || s.value < options.minStallSeconds) continue;
-    stalls.push(analyse(view, s.target, s.value, s.tsMs, options));
+    const delay = applyDelayOf(view, s.target);
+    if (s.value === null || s.value < options.minStallSeconds + (delay?.seconds ?? 0)) continue;
+    const stall = analyse(view, s.target, s.value, s.tsMs, options);
+    if (delay) {
+      stall.applyDelaySeconds = delay.seconds;
+      stall.series.push(delay.cited);
+      if (stall.cause.kind === 'unknown' && stall.cause.waitEvent === 'RecoveryApplyDelay') stall.cause = { kind: 'apply_delay_overrun', delaySeconds: delay.seconds };
+    }
+    stalls.push(stall);
   }
   return [...stalls, ...loggedStalls(view, options, sampled)];
 }
@@ -80,7 +97,7 @@ function analyse(view: RuleView, target: string, standingStillSeconds: number, t
   const pending = view.latest(PENDING, { target })[0] ?? null;
   const series: Evidence['series'] = [{ name: STANDING_STILL, labels: {}, value: standingStillSeconds, tsMs }];
   if (pending) series.push({ name: PENDING, labels: {}, value: pending.value, tsMs: pending.tsMs });
-  return { target, standingStillSeconds, sinceMs, pendingBytes: pending?.value ?? null, cause: causeOf(view, target, sinceMs, o), series };
+  return { target, standingStillSeconds, sinceMs, pendingBytes: pending?.value ?? null, applyDelaySeconds: null, cause: causeOf(view, target, sinceMs, o), series };
 }
 
 function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOptions): StallCause {
@@ -151,6 +168,9 @@ export function describeCause(cause: StallCause): string {
       return `replay stalled on ${describeUnlink(cause)}`;
     case 'inside_record':
       return 'replay stuck inside one WAL record with no recovery conflict (unlinking a dropped table\'s files looks like this)';
+    case 'apply_delay_overrun':
+      return `replay waits on recovery_min_apply_delay (${formatDuration(cause.delaySeconds * 1000)}) for longer than the delay: ` +
+        'the commit times are ahead of the standby\'s clock (is the primary\'s clock ahead?)';
     case 'unknown':
       return cause.waitEventType
         ? `cause unknown (startup process waits on ${cause.waitEventType}/${cause.waitEvent ?? ''})`
@@ -183,7 +203,8 @@ export function describeStall(stall: ReplayStall): string {
   const howLong = stall.standingStillSeconds === null
     ? 'for a time its log does not show'
     : `for ${formatDuration(stall.standingStillSeconds * 1000)}${stall.series.length === 0 ? ' (from its log)' : ''}`;
-  return `${howLong}${waiting}`;
+  const delay = stall.applyDelaySeconds === null ? '' : `, beyond its recovery_min_apply_delay of ${formatDuration(stall.applyDelaySeconds * 1000)}`;
+  return `${howLong}${delay}${waiting}`;
 }
 
 export function causeEventIds(cause: StallCause): number[] {

@@ -212,3 +212,51 @@ describe('replay stalls from the standby\'s log alone (no replay samples)', () =
     expect(finding?.evidence.facts.cause).toBe('conflict_cancelled');
   });
 });
+
+describe('a delayed standby (recovery_min_apply_delay): standing still up to the delay is the setting, not a stall', () => {
+  // Replay stands still from step 2 on, 5 s more per step, with WAL waiting; the delay is 30 s.
+  const STILL = '0 0 0 5 10 15 20 25 30 35 40 45 50';
+  const PENDING_BYTES = '0 0 1e6 1e6 1e6 1e6 1e6 1e6 1e6 1e6 1e6 1e6 1e6';
+  const delayed = (delay = '30 30 30 30 30 30 30 30 30 30 30 30 30', extra: SeriesData[] = []): SeriesData[] => [
+    seriesOf('pg_standby_replay_standing_still_seconds', STILL, { target: 'standby1' }),
+    seriesOf('pg_standby_replay_pending_bytes', PENDING_BYTES, { target: 'standby1' }),
+    seriesOf('pg_settings_recovery_min_apply_delay_seconds', delay, { target: 'standby1' }),
+    ...extra,
+  ];
+
+  const cases: Array<[string, number, boolean]> = [
+    ['quiet: standing still 30 s, within the 30 s delay', 8, false],
+    ['quiet: 35 s, beyond the delay by less than min_stall_seconds (10 s)', 9, false],
+    ['fires: 40 s, the delay plus min_stall_seconds', 10, true],
+    ['fires: 50 s', 12, true],
+  ];
+  for (const [name, step, fires] of cases) {
+    it(name, () => expect(firing([], step, delayed()).stalled.length).toBe(fires ? 1 : 0));
+  }
+
+  it('without the delay, the same 15 s is a stall (the setting is what excuses it)', () => {
+    expect(firing([], 5, delayed('0 0 0 0 0 0 0 0 0 0 0 0 0')).stalled).toHaveLength(1);
+    expect(firing([], 5, delayed()).stalled).toEqual([]);
+  });
+
+  it('says the stall is beyond the delay and cites the setting', () => {
+    const [finding] = firing([], 12, delayed()).stalled;
+    expect(finding?.summary).toBe(
+      'replay on standby1 has not advanced for 50 s, beyond its recovery_min_apply_delay of 30 s (977 kB of received WAL waiting): ' +
+      'cause unknown (no recovery conflict logged, no table dropped)',
+    );
+    expect(finding?.evidence.series.map((s) => s.name)).toContain('pg_settings_recovery_min_apply_delay_seconds');
+  });
+
+  it('replay still waiting on the delay past it: the commit times are ahead of the standby\'s clock', () => {
+    const waits = seriesOf('pg_standby_startup_wait_event{wait_event_type="Timeout",wait_event="RecoveryApplyDelay"}', '1 1 1 1 1 1 1 1 1 1 1 1 1', { target: 'standby1' });
+    const [finding] = firing([], 12, delayed(undefined, [waits])).stalled;
+    expect(finding?.labels.cause).toBe('apply_delay_overrun');
+    expect(finding?.summary).toMatch(/: replay waits on recovery_min_apply_delay \(30 s\) for longer than the delay: the commit times are ahead of the standby's clock/);
+  });
+
+  it('the unlink after a DROP is told only beyond the delay too', () => {
+    expect(firing([drop(1)], 7, delayed()).unlink).toEqual([]);
+    expect(firing([drop(1)], 10, delayed()).unlink).toHaveLength(1);
+  });
+});

@@ -116,6 +116,27 @@ describe('replica-lag-over-lb-limit', () => {
     expect(finding?.evidence.series).toEqual([]);
   });
 
+  describe('a delayed standby (recovery_min_apply_delay = 1 h): only the lag beyond the delay counts', () => {
+    const delayed = (lag: string) => [...standby(lag, '1e6 1e6 1e6 1e6 1e6'), seriesOf('pg_settings_recovery_min_apply_delay_seconds', '3600 3600 3600 3600 3600', { target: 'standby1' })];
+    const cases: Array<[string, string, boolean]> = [
+      ['quiet: 1 h behind, the delay at work', '3600 3600 3600 3600 3600', false],
+      ['quiet: 59 s beyond the delay', '3600 3620 3640 3659 3659', false],
+      ['fires: 70 s beyond the delay, sustained', '3600 3620 3640 3670 3675', true],
+    ];
+    for (const [name, lag, fires] of cases) {
+      it(name, () => expect(evaluate(delayed(lag), 4).length).toBe(fires ? 1 : 0));
+    }
+
+    it('says how far beyond the delay, and cites the setting', () => {
+      const [finding] = evaluate(delayed('3600 3620 3640 3670 3675'), 4);
+      expect(finding?.summary).toBe(
+        'standby1 is 61 min behind the primary, 75 s beyond its recovery_min_apply_delay of 60 min, past the 60 s at which load balancers drop it',
+      );
+      expect(finding?.evidence.facts).toMatchObject({ lag_seconds: 3675, recovery_min_apply_delay_seconds: 3600 });
+      expect(finding?.evidence.series.map((s) => s.name)).toContain('pg_settings_recovery_min_apply_delay_seconds');
+    });
+  });
+
   it('fires once while the replica stays behind and resolves when it catches up', () => {
     const series = standby('10 70 75 80 90 100 0 0 0', '1 1 1 1 1 1 0 0 0');
     const steps = transitionSteps(timeline([rule], new MemoryRuleView({ series, targets: CLUSTER, staleAfterMs: STEP }), instants(0, 8)));

@@ -14,10 +14,15 @@
  *
  * From a standby's log alone: replay waiting on a logged recovery conflict for longer than the
  * limit puts the standby at least that far behind (replay-stall-log.ts).
+ *
+ * A watched standby with recovery_min_apply_delay (apply-delay.ts) is meant to be that far behind:
+ * only the lag beyond the delay counts against the limit. The primary's pg_stat_replication row of
+ * an unwatched standby does not say whether it is delayed, so its lag counts whole.
  */
 import type { Labels } from '../domain/index.js';
 import { clusterOf, type RuleView, type SeriesData } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
+import { applyDelayOf, type ApplyDelay } from './apply-delay.js';
 import { causeEventIds, describeCause, replayStalls, PENDING, STANDING_STILL, type ReplayStall } from './replay-stall.js';
 import { formatDuration } from './summary-format.js';
 
@@ -49,15 +54,16 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
       const watchedStandbys = new Set(view.latest(DELAY).map((s) => s.target));
       for (const target of watchedStandbys) {
         const lag = standbyLag(view, target, nowMs - options.sustainMs);
-        if (lag === null || lag.minSeconds <= options.limitSeconds) continue;
-        const lagAt = { seconds: lag.lastSeconds, tsMs: lag.lastTsMs, series: DELAY, receiverDown: lag.receiverDown };
+        const delay = applyDelayOf(view, target);
+        if (lag === null || lag.minSeconds - (delay?.seconds ?? 0) <= options.limitSeconds) continue;
+        const lagAt = { seconds: lag.lastSeconds, tsMs: lag.lastTsMs, series: DELAY, receiverDown: lag.receiverDown, delay };
         findings.push(finding(target, target, {}, lagAt, stalls.find((s) => s.target === target) ?? null, options));
       }
       for (const stall of stalls) {
         // From the log alone: a logged conflict wait is a lower bound of the lag.
         if (stall.series.length > 0 || watchedStandbys.has(stall.target) || stall.cause.kind !== 'conflict' ||
           (stall.standingStillSeconds ?? 0) <= options.limitSeconds) continue;
-        const lagAt = { seconds: stall.standingStillSeconds!, tsMs: nowMs, series: null, receiverDown: false };
+        const lagAt = { seconds: stall.standingStillSeconds!, tsMs: nowMs, series: null, receiverDown: false, delay: null };
         findings.push(finding(stall.target, stall.target, {}, lagAt, stall, options));
       }
       const unwatched = unwatchedRows(view, watchedStandbys);
@@ -68,7 +74,7 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
         if (values.some((v) => v === null || v <= options.limitSeconds)) continue;
         const name = `standby ${s.labels.application_name || '?'}${s.labels.client_addr ? ` (${s.labels.client_addr})` : ''}`;
         const last = s.points[s.points.length - 1]!;
-        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, tsMs: last.tsMs, series: PRIMARY_LAG, receiverDown: false }, null, options));
+        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, tsMs: last.tsMs, series: PRIMARY_LAG, receiverDown: false, delay: null }, null, options));
       }
       return findings;
     },
@@ -135,28 +141,31 @@ function finding(
   target: string,
   replica: string,
   labels: Labels,
-  lag: { seconds: number; tsMs: number; series: string | null; receiverDown: boolean },
+  lag: { seconds: number; tsMs: number; series: string | null; receiverDown: boolean; delay: ApplyDelay | null },
   stall: ReplayStall | null,
   o: ReplicaLagOverLbLimitOptions,
 ): Finding {
   const known = stall && !(lag.receiverDown && stall.cause.kind === 'unknown') ? stall : null;
   const cause = known ? `: ${describeCause(known.cause)}` : lag.receiverDown ? ': its walreceiver is down (no WAL arrives)' : '';
   const atLeast = lag.series === null ? 'at least ' : '';
+  const beyond = lag.delay ? `, ${formatDuration((lag.seconds - lag.delay.seconds) * 1000)} beyond its recovery_min_apply_delay of ${formatDuration(lag.delay.seconds * 1000)}` : '';
   return {
     // A watched standby is its own target; a walsender row is named by its labels.
     dedupKey: findingKey(ID, target, ...(labels.application_name === undefined ? [] : [labels.application_name, labels.client_addr ?? ''])),
     target,
     labels: { ...labels },
-    summary: `${replica} is ${atLeast}${formatDuration(lag.seconds * 1000)} behind the primary, past the ${o.limitSeconds} s ` +
+    summary: `${replica} is ${atLeast}${formatDuration(lag.seconds * 1000)} behind the primary${beyond}, past the ${o.limitSeconds} s ` +
       `at which load balancers drop it${cause}`,
     evidence: evidenceOf({
       eventIds: stall ? causeEventIds(stall.cause) : [],
       series: [
         ...(lag.series === null ? [] : [{ name: lag.series, labels: { ...labels }, value: lag.seconds, tsMs: lag.tsMs }]),
+        ...(lag.delay ? [lag.delay.cited] : []),
         ...(stall?.series ?? []),
       ],
       facts: {
         lag_seconds: Math.round(lag.seconds), limit_seconds: o.limitSeconds, cause: stall?.cause.kind ?? null,
+        recovery_min_apply_delay_seconds: lag.delay?.seconds ?? null,
         walreceiver_down: lag.receiverDown,
       },
     }),

@@ -11,9 +11,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { basisOf } from '../domain/index.js';
+import { APPLY_DELAY } from './apply-delay.js';
 import { buildRules } from './catalog.js';
 import { EVENTS, EveryInputView, NOW, SAMPLE_VALUES } from './every-input-view.js';
 import type { Finding, Rule } from './rule.js';
+
+/** Every series at one value, and then without a replay delay that would excuse every stall and lag. */
+const VARIANTS: ReadonlyArray<Record<string, number | null>> = [{}, { [APPLY_DELAY]: 0 }];
 
 /** Findings that rest on samples without citing one, as `value: summary`. */
 function uncitedSampleFindings(rule: Rule): string[] {
@@ -21,8 +25,8 @@ function uncitedSampleFindings(rule: Rule): string[] {
   const severity = (f: Finding) => f.severity ?? rule.severity;
   const uncited: string[] = [];
   for (const value of SAMPLE_VALUES) {
-    for (const events of [[], EVENTS]) {
-      for (const f of rule.evaluate(new EveryInputView(value, events), NOW)) {
+    for (const [events, overrides] of [[], EVENTS].flatMap((e) => VARIANTS.map((o) => [e, o] as const))) {
+      for (const f of rule.evaluate(new EveryInputView(value, events, overrides), NOW)) {
         const twin = events.length > 0 ? logOnly.get(f.dedupKey) : undefined;
         const restsOnSamples = !twin || twin.summary !== f.summary || severity(twin) !== severity(f);
         if (restsOnSamples && basisOf(f.evidence) !== 'log+samples') uncited.push(`${value}: ${f.summary}`);
@@ -35,7 +39,8 @@ function uncitedSampleFindings(rule: Rule): string[] {
 /** How many findings appear only with the samples: the inputs reach the sample paths of the rule. */
 function sampleOnlyFindings(rule: Rule): number {
   const logOnly = new Set(rule.evaluate(new EveryInputView(undefined, EVENTS), NOW).map((f) => f.dedupKey));
-  return SAMPLE_VALUES.flatMap((value) => rule.evaluate(new EveryInputView(value, EVENTS), NOW)).filter((f) => !logOnly.has(f.dedupKey)).length;
+  return SAMPLE_VALUES.flatMap((value) => VARIANTS.flatMap((o) => rule.evaluate(new EveryInputView(value, EVENTS, o), NOW)))
+    .filter((f) => !logOnly.has(f.dedupKey)).length;
 }
 
 describe('a rule that reads samples cites them', () => {
@@ -49,7 +54,8 @@ describe('a rule that reads samples cites them', () => {
 
   it('the inputs raise findings from samples in the REPACK, replay and slot rules', () => {
     const byId = new Map(rules.map((r) => [r.id, r]));
-    for (const id of ['repack-failed', 'repack-holds-vacuum', 'repack-change-ceiling', 'replay-stalled', 'replication-slot-danger', 'standby-disconnected']) {
+    const ids = ['repack-failed', 'repack-holds-vacuum', 'repack-change-ceiling', 'replay-stalled', 'replica-lag-over-lb-limit', 'replication-slot-danger', 'standby-disconnected'];
+    for (const id of ids) {
       expect(sampleOnlyFindings(byId.get(id)!), id).toBeGreaterThan(0);
     }
   });
