@@ -225,7 +225,8 @@ export interface LockTimeoutDetails extends SessionFields {
   context: string | null;
 }
 
-export type StatementTimeoutDetails = SessionFields;
+/** CONTEXT: where the cancelled statement ran, e.g. the PL/pgSQL function line. */
+export type StatementTimeoutDetails = SessionFields & { context: string | null };
 export type IdleInTransactionTimeoutDetails = SessionFields;
 export type TransactionTimeoutDetails = SessionFields;
 
@@ -368,6 +369,15 @@ export interface GenericDetails {
   classified: false;
   /** Set when a classifier failed on this entry (a bug); the entry is still stored. */
   classify_error?: string;
+  /**
+   * The entry's continuation lines, each present only when logged: an error no family recognises
+   * still says what ran (STATEMENT), where (CONTEXT: a PL/pgSQL line, a worker's task) and why
+   * (DETAIL, HINT). Absent rather than null so the many bare lines of a busy log stay small.
+   */
+  statement?: string;
+  context?: string;
+  detail?: string;
+  hint?: string;
 }
 
 export interface EventDetailsByKind {

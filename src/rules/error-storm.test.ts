@@ -14,7 +14,7 @@ const session = (statement: string | null, database = 'shop'): SessionFields => 
 const o = (step: number, database = 'shop') => ({ tsMs: at(step), database, level: 'ERROR' as const });
 const lockTimeout = (step: number, statement: string | null = 'UPDATE orders SET state = 2 WHERE id = $1', database = 'shop') =>
   eventOf('lock_timeout', lockTimeoutDetails({ ...session(statement, database) }), o(step, database));
-const statementTimeout = (step: number) => eventOf('statement_timeout', session('SELECT count(*) FROM "Sales".items i JOIN orders o ON true'), o(step));
+const statementTimeout = (step: number) => eventOf('statement_timeout', { ...session('SELECT count(*) FROM "Sales".items i JOIN orders o ON true'), context: null }, o(step));
 const deadlock = (step: number) => eventOf('deadlock', {
   ...session(null), context: null,
   processes: [{ pid: 100, lock_mode: 'ShareLock', lock_object: relationLock(16402, 16384), blocked_by_pid: 101, query: null }],

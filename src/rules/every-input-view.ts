@@ -98,7 +98,7 @@ export const EVENTS: readonly RuleEvent[] = [
     pid: 4242, database: 'shop', user: 'dba', statement: REPACK, context: null,
     processes: [{ pid: 4242, lock_mode: 'AccessExclusiveLock', lock_object: relationLock(16402, 16384), blocked_by_pid: 70990, query: REPACK }],
   }, { tsMs: at(1), pid: 4242, level: 'ERROR' }),
-  eventOf('statement_timeout', { pid: 4242, database: 'shop', user: 'dba', statement: REPACK }, { tsMs: at(1), pid: 4242, level: 'ERROR' }),
+  eventOf('statement_timeout', { pid: 4242, database: 'shop', user: 'dba', statement: REPACK, context: null }, { tsMs: at(1), pid: 4242, level: 'ERROR' }),
   generic(1, 4242, 'canceling statement due to user request'),
   generic(1, 4242, 'out of memory'),
   generic(1, 4242, 'invalid memory alloc request size 1677721600'),

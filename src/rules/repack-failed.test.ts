@@ -24,7 +24,7 @@ const generic = (step: number, message: string, level: LogLevel = 'ERROR', pid =
 const swapWait = (step: number, phase: 'waiting' | 'acquired' = 'waiting', lockMode = 'AccessExclusiveLock') =>
   eventOf('lock_wait', lockWaitDetails({ waiting_pid: PID, lock_mode: lockMode, phase, holder_pids: [70990], queue_pids: [PID], statement: REPACK }), { tsMs: at(step), pid: PID, database: 'shop' });
 const statementTimeout = (step: number) =>
-  eventOf('statement_timeout', { pid: PID, database: 'shop', user: 'dba', statement: REPACK }, { tsMs: at(step), pid: PID, database: 'shop', level: 'ERROR', sqlstate: '57014' });
+  eventOf('statement_timeout', { pid: PID, database: 'shop', user: 'dba', statement: REPACK, context: null }, { tsMs: at(step), pid: PID, database: 'shop', level: 'ERROR', sqlstate: '57014' });
 const kill = (step: number, signal = 9, query: string | null = REPACK) =>
   eventOf('server_crash', crashDetails({ pid: PID, signal, signal_name: signal === 9 ? 'Killed' : 'Segmentation fault', statement: query }), { tsMs: at(step), pid: 1 });
 

@@ -21,6 +21,17 @@ describe('classifyEntry', () => {
     });
   });
 
+  it('keeps the STATEMENT, CONTEXT, DETAIL and HINT of an unrecognised entry, only those it has', () => {
+    const entry = logEntry('duplicate key value violates unique constraint "u_pkey"', {
+      level: 'ERROR', sqlstate: '23505', detail: 'Key (id)=(1) already exists.', statement: 'INSERT INTO u VALUES (1)',
+    });
+    expect(classifyEntry(entry, 'primary').details).toEqual({ classified: false, detail: 'Key (id)=(1) already exists.', statement: 'INSERT INTO u VALUES (1)' });
+    const inFunction = logEntry('division by zero', { level: 'ERROR', context: 'PL/pgSQL function f() line 1 at PERFORM', hint: 'h' });
+    expect(classifyEntry(inFunction, 'primary').details).toEqual({ classified: false, context: 'PL/pgSQL function f() line 1 at PERFORM', hint: 'h' });
+    // A bare line shares one details object with every other: a busy log allocates nothing for it.
+    expect(classifyEntry(logEntry('a'), 't1').details).toBe(classifyEntry(logEntry('b'), 't1').details);
+  });
+
   it('sends the bulk of a busy log, `duration: ... statement:` lines, to generic', () => {
     const line = '2026-10-14 06:01:00.001 UTC [60330] app@shop LOG:  duration: 1532.114 ms  statement: SELECT * FROM orders WHERE status = \'open\';';
     expect(classifyEntry(stderrEntry(line), 't1').kind).toBe('generic');

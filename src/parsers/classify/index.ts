@@ -5,7 +5,8 @@
  * Dispatch is by the message's first character, then a `startsWith` on its leading words, and
  * only then a regex: most entries of a busy log are `duration: ... statement: ...` lines, which
  * must become generic after two character checks (pipeline target >= 100 MB/s).
- * Anything not recognised becomes kind `generic` with level and SQLSTATE intact. Every event's
+ * Anything not recognised becomes kind `generic` with level and SQLSTATE intact, and with the
+ * entry's STATEMENT, CONTEXT, DETAIL and HINT when it has them. Every event's
  * message is the entry's without the two decorations only stderr adds (a verbose `SQLSTATE: `
  * prefix, a ` at character N` suffix), so stderr, csvlog and jsonlog agree.
  * Message texts are English: a server with a translated lc_messages yields only generic events.
@@ -40,17 +41,34 @@ export function classifyEntry(entry: LogEntry, target: string, receivedMs?: numb
     classification = classifyMessage(entry, message);
   } catch (error) {
     // A classifier bug must not stop the stream: keep the entry as generic and say why.
+    // The entry may be what failed to read: its continuation lines are not touched again.
     const details: GenericDetails = { classified: false, classify_error: error instanceof Error ? error.message : String(error) };
     return envelope(entry, target, receivedMs, message, { kind: 'generic', details });
   }
-  return envelope(entry, target, receivedMs, message, classification ?? UNCLASSIFIED);
+  return envelope(entry, target, receivedMs, message, classification ?? unclassified(entry));
 }
 
 /**
  * What an entry no family recognises becomes: most entries of a busy log (duration and statement
- * lines), so one frozen object serves them all instead of two new ones per entry.
+ * lines, with no continuation lines), so one frozen object serves them all instead of two new ones
+ * per entry.
  */
 const UNCLASSIFIED: Classification = Object.freeze({ kind: 'generic', details: Object.freeze({ classified: false }) });
+
+function unclassified(entry: LogEntry): Classification {
+  if (entry.statement === null && entry.context === null && entry.detail === null && entry.hint === null) return UNCLASSIFIED;
+  return { kind: 'generic', details: { classified: false, ...continuationLines(entry) } };
+}
+
+/** The entry's STATEMENT, CONTEXT, DETAIL and HINT, only those it has. */
+function continuationLines(entry: LogEntry): Pick<GenericDetails, 'statement' | 'context' | 'detail' | 'hint'> {
+  return {
+    ...(entry.statement !== null && { statement: entry.statement }),
+    ...(entry.context !== null && { context: entry.context }),
+    ...(entry.detail !== null && { detail: entry.detail }),
+    ...(entry.hint !== null && { hint: entry.hint }),
+  };
+}
 
 function envelope(entry: LogEntry, target: string, receivedMs: number | undefined, message: string, c: Classification): AnyLogEvent {
   // TypeScript cannot correlate `kind` and `details` through the spread union; Classification

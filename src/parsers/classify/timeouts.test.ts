@@ -36,8 +36,25 @@ describe('timeouts (§3.1)', () => {
     });
   });
 
+  it('keeps the CONTEXT of a statement_timeout: where inside a function it ran', () => {
+    const text = [
+      `${AT}ERROR:  canceling statement due to statement timeout`,
+      `${AT}CONTEXT:  SQL statement "SELECT pg_sleep(5)"`,
+      '\tPL/pgSQL function pgvigil_slow() line 1 at PERFORM',
+      `${AT}STATEMENT:  SELECT pgvigil_slow()`,
+    ].join('\n');
+    expect(detailsOf(classifyEntry(stderrEntry(text), 't1'), 'statement_timeout')).toEqual({
+      pid: 60001, database: 'shop', user: 'app', statement: 'SELECT pgvigil_slow()',
+      context: 'SQL statement "SELECT pg_sleep(5)"\nPL/pgSQL function pgvigil_slow() line 1 at PERFORM',
+    });
+  });
+
+  it('a statement_timeout with no CONTEXT has context null', () => {
+    const event = classifyEntry(stderrEntry(`${AT}ERROR:  canceling statement due to statement timeout`), 't1');
+    expect(detailsOf(event, 'statement_timeout')).toEqual({ pid: 60001, database: 'shop', user: 'app', statement: null, context: null });
+  });
+
   it.each([
-    ['ERROR:  canceling statement due to statement timeout', 'statement_timeout'],
     ['FATAL:  terminating connection due to idle-in-transaction timeout', 'idle_in_transaction_timeout'],
     ['FATAL:  terminating connection due to transaction timeout', 'transaction_timeout'],
   ] as const)('%s', (line, kind) => {

@@ -2,7 +2,8 @@
  * Timeout cancellations and terminations (postgres.c ProcessInterrupts(), 13-19):
  * lock_timeout (ERROR 55P03), statement_timeout (ERROR 57014), idle_in_transaction_session_timeout
  * (FATAL 25P03) and transaction_timeout (FATAL 25P04, 17+). The messages carry no DETAIL; a PG 19+
- * lock timeout has the CONTEXT `waiting for <mode> on <lock>`.
+ * lock timeout has the CONTEXT `waiting for <mode> on <lock>`, and a statement timeout inside a
+ * function the CONTEXT of where it ran (`PL/pgSQL function f() line 3 at SQL statement`).
  */
 import type { LogEntry } from '../../domain/index.js';
 import { sessionFields, type Classification } from './classification.js';
@@ -29,7 +30,7 @@ export function classifyTimeout(entry: LogEntry, message: string): Classificatio
       };
     }
     case STATEMENT_TIMEOUT:
-      return { kind: 'statement_timeout', details: sessionFields(entry) };
+      return { kind: 'statement_timeout', details: { ...sessionFields(entry), context: entry.context } };
     case IDLE_IN_TRANSACTION_TIMEOUT:
       return { kind: 'idle_in_transaction_timeout', details: sessionFields(entry) };
     // PG 17+.

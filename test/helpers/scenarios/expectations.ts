@@ -171,6 +171,24 @@ const statementTimeout: Check = (events) => {
   expect(timeout).toMatchObject({ level: 'ERROR', database: 'postgres', user: 'postgres', details: { statement: 'SELECT pg_sleep(5)' } });
 };
 
+/** The continuation lines of errors survive: on the statement_timeout event, and on generic ones. */
+const errorsWithContext: Check = (events, major) => {
+  const timeout = findEvent(events, 'statement_timeout', 'pgvigil_slow() cancelled');
+  expect(timeout.details).toMatchObject({ statement: 'SELECT pgvigil_slow()', context: expect.stringMatching(/PL\/pgSQL function pgvigil_slow\(\) line \d+ at PERFORM/) });
+  const generic = (message: string) => findEvent(events, 'generic', message, (e) => e.level === 'ERROR' && e.message.startsWith(message)).details;
+  expect(generic('duplicate key value violates unique constraint')).toEqual({
+    classified: false, detail: 'Key (id)=(1) already exists.', statement: 'INSERT INTO pgvigil_unique VALUES (1)',
+  });
+  expect(generic('function pgvigil_no_such_function(integer) does not exist')).toEqual({
+    classified: false, statement: 'SELECT pgvigil_no_such_function(1)',
+    // PG 19+: a DETAIL saying why instead of the HINT.
+    ...(major >= 19 ? { detail: 'There is no function of that name.' } : { hint: expect.stringMatching(/^No function matches the given name and argument types/) }),
+  });
+  expect(generic('division by zero')).toEqual({
+    classified: false, context: expect.stringMatching(/PL\/pgSQL function inline_code_block line \d+ at PERFORM/), statement: 'DO $$ BEGIN PERFORM 1 / 0; END $$',
+  });
+};
+
 const idleInTransactionTimeout: Check = (events) => {
   const timeout = findEvent(events, 'idle_in_transaction_timeout', 'the idle session terminated');
   expect(timeout).toMatchObject({ level: 'FATAL', database: 'postgres', user: 'postgres' });
@@ -342,6 +360,7 @@ const CHECKS: Record<string, Check> = {
   'lock-waits-and-lock-timeout': lockWaitsAndLockTimeout,
   deadlock,
   'statement-timeout': statementTimeout,
+  'errors-with-context': errorsWithContext,
   'idle-in-transaction-timeout': idleInTransactionTimeout,
   'transaction-timeout': transactionTimeout,
   'checkpoint-requested': checkpointRequested,

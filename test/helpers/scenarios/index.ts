@@ -13,7 +13,7 @@ import type { Scenario } from './scenario.js';
 import { standbyFeedbackHoldsVacuum } from './standby-feedback.js';
 import { logicalSlotHoldsCatalogs } from './logical-slot-catalogs.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
-import { idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
+import { errorsWithContext, idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   autovacuumFourIndexes,
@@ -23,6 +23,7 @@ export const SCENARIOS: readonly Scenario[] = [
   statementTimeout,
   idleInTransactionTimeout,
   transactionTimeout,
+  errorsWithContext,
   checkpointRequested,
   tempFilesSort,
   logStatementDdl,

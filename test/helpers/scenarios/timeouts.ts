@@ -77,3 +77,33 @@ export const transactionTimeout = timeoutScenario({
   sqlstate: '25P04',
   logged: 'FATAL:  terminating connection due to transaction timeout',
 });
+
+/**
+ * Errors that carry continuation lines: a statement_timeout inside a PL/pgSQL function (CONTEXT),
+ * and errors no classifier family knows, with their DETAIL (unique violation), HINT (unknown
+ * function) and CONTEXT (inside a DO block). Generic events must keep them.
+ */
+export const errorsWithContext: Scenario = {
+  name: 'errors-with-context',
+  description: 'A statement_timeout inside PL/pgSQL function pgvigil_slow() (200ms), a unique violation, an unknown function and a division by zero in a DO block.',
+  versions: ALL_VERSIONS,
+  logOf: 'primary',
+  settings: () => ({}),
+  sessionSettings: { statement_timeout: '200ms (for SELECT pgvigil_slow() only)' },
+  async run({ primary, log }) {
+    await withSessions(primary, { session: 'postgres' }, async ({ session }) => {
+      await session.query('CREATE FUNCTION pgvigil_slow() RETURNS void LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); END $$');
+      await session.query('CREATE TABLE pgvigil_unique (id int PRIMARY KEY)');
+      await session.query('INSERT INTO pgvigil_unique VALUES (1)');
+      await session.query("SET statement_timeout = '200ms'");
+      await session.expectError('SELECT pgvigil_slow()', '57014');
+      await session.query('RESET statement_timeout');
+      await session.expectError('INSERT INTO pgvigil_unique VALUES (1)', '23505');
+      await session.expectError('SELECT pgvigil_no_such_function(1)', '42883');
+      await session.expectError('DO $$ BEGIN PERFORM 1 / 0; END $$', '22012');
+      await log.waitFor(new RegExp(`\\[${session.pid}\\] [^\\n]*ERROR:  division by zero`));
+      await session.query('DROP TABLE pgvigil_unique');
+      await session.query('DROP FUNCTION pgvigil_slow()');
+    });
+  },
+};
