@@ -22,6 +22,7 @@
  */
 import type { Labels } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
+import { describeHolderAndAge, HOLDER_AGE } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { logRepackRuns } from './repack-log-runs.js';
 import { SLOT_INFO } from './repack-runs.js';
@@ -30,7 +31,6 @@ import { nextXidAtReport, xidPrecedes } from './vacuum-cutoffs.js';
 
 export const ID = 'vacuum-held-back';
 
-const HOLDER_AGE = 'pg_xmin_horizon_holder_age_xids';
 
 /** What would have named the holder, in the alert's facts. */
 const HOLDER_SOURCE = 'pgvigil run beside the server (pg_xmin_horizon samples)';
@@ -122,7 +122,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
   const age = ageXids === null ? '' : ` (${formatCount(ageXids)} XIDs old)`;
   const growth = deadNow > deadFirst ? `, up from ${formatCount(deadFirst)}` : '';
   const cause = holder
-    ? `held by ${describeHolder(holder)}`
+    ? `held by ${describeHolderAndAge(view, holder)}`
     : hold.catalogsOnly
       ? 'only system catalogs are held: probably a logical replication slot\'s catalog_xmin (a slot nobody consumes, or one far behind); the holder is not in the log'
       : serverWide
@@ -148,7 +148,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
         first_dead_tuples_not_removable: deadFirst,
         autovacuum_pids: [...new Set(hold.reports.map((e) => e.pid).filter((pid) => pid !== null))].join(', '),
         holder_scope: scope,
-        holder: holder ? describeHolder(holder) : null,
+        holder: holder ? describeHolderAndAge(view, holder) : null,
         ...(holder ? {} : { would_be_certain_with: HOLDER_SOURCE }),
       },
     }),
@@ -186,17 +186,3 @@ function namedHolder(view: RuleView, target: string, hold: Hold, ageXids: number
   return candidates[0] ?? null;
 }
 
-function describeHolder(h: LatestSample): string {
-  const l = h.labels;
-  const what = (() => {
-    switch (l.kind) {
-      case 'backend': return `session pid ${l.pid}${l.usename ? ` (${l.usename}@${l.datname}${l.state ? `, ${l.state}` : ''})` : ''}`;
-      case 'prepared_xact': return `prepared transaction "${l.name}" in ${l.datname}`;
-      case 'slot_xmin':
-      case 'slot_catalog_xmin': return `replication slot ${l.name}${l.owner ? ` (${l.owner})` : ''}`;
-      case 'standby_feedback': return `standby ${l.application_name || '?'} through hot_standby_feedback`;
-      default: return `a ${l.kind ?? 'holder'}`;
-    }
-  })();
-  return `${what}, ${formatCount(h.value ?? 0)} XIDs old`;
-}

@@ -16,6 +16,7 @@
  */
 import type { Severity } from '../domain/index.js';
 import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
+import { describeHolderAndAge, HOLDER_AGE } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { citeSample, SLOW_COLLECTOR_MAX_AGE_MS, standbyTargets, type CitedSeries } from './sample-evidence.js';
 import { formatCount, formatDuration } from './summary-format.js';
@@ -24,7 +25,6 @@ export const ID = 'wraparound-approaching';
 
 const XID_AGE = 'pg_database_datfrozenxid_age_xids';
 const MXID_AGE = 'pg_database_datminmxid_age_mxids';
-const HOLDER_AGE = 'pg_xmin_horizon_holder_age_xids';
 const WRAP_LIMIT = 2 ** 31;
 
 export interface WraparoundApproachingOptions {
@@ -89,7 +89,7 @@ export function wraparoundApproaching(options: WraparoundApproachingOptions = DE
           target: db.target,
           labels: { datname: db.name, counter: db.counter },
           severity: newest ? 'critical' : ageSeverity!,
-          summary: [describeAge(db, ageSeverity ? age : null), describeWarnings(db.warnings, nowMs), holder ? `the xmin horizon is held by ${describeHolder(holder)}` : '']
+          summary: [describeAge(db, ageSeverity ? age : null), describeWarnings(db.warnings, nowMs), holder ? `the xmin horizon is held by ${describeHolderAndAge(view, holder)}` : '']
             .filter(Boolean).join('; '),
           evidence: evidenceOf({
             eventIds: [...(newest ? [newest.id] : []), ...(db.warnings[0] ? [db.warnings[0].id] : [])],
@@ -163,15 +163,3 @@ function horizonHolder(view: RuleView, db: Database, minAgeXids: number): Latest
   return oldest;
 }
 
-function describeHolder(h: LatestSample): string {
-  const l = h.labels;
-  const age = `${formatCount(h.value ?? 0)} XIDs old`;
-  switch (l.kind) {
-    case 'backend': return `session pid ${l.pid}${l.usename ? ` (${l.usename}@${l.datname}, ${l.state || '?'})` : ''}, ${age}`;
-    case 'prepared_xact': return `prepared transaction "${l.name}" in ${l.datname || '?'}, ${age}`;
-    case 'slot_xmin':
-    case 'slot_catalog_xmin': return `replication slot ${l.name}, ${age}`;
-    case 'standby_feedback': return `standby ${l.application_name || '?'} through hot_standby_feedback, ${age}`;
-    default: return `a ${l.kind ?? 'holder'}, ${age}`;
-  }
-}

@@ -17,14 +17,13 @@
  *   vacuumed: it counts once it is old enough to stop their freezing (error_age_xids).
  */
 import type { Labels } from '../domain/index.js';
-import { sampledAsStandby, type LatestSample, type RuleView } from './rule-view.js';
+import { sampledAsStandby, type LatestSample } from './rule-view.js';
+import { describeHolder, HOLDER_AGE } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { formatCount, formatDuration, quoteStatement } from './summary-format.js';
+import { formatCount } from './summary-format.js';
 
 export const ID = 'xmin-horizon-held';
 
-const HOLDER_AGE = 'pg_xmin_horizon_holder_age_xids';
-const HOLDER_XACT_START = 'pg_xmin_horizon_holder_xact_start_timestamp_seconds';
 
 export interface XminHorizonHeldOptions {
   warnAgeXids: number;
@@ -39,7 +38,7 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
     id: ID,
     severity: 'warning',
     description: 'The xmin horizon is old: vacuum cannot remove dead rows; names the session, prepared transaction, slot or standby holding it.',
-    evaluate(view, nowMs) {
+    evaluate(view) {
       const byTarget = new Map<string, LatestSample[]>();
       const held = withRepackRunAge(newestPerHolder(view.latest(HOLDER_AGE)).filter((s) => !isLazyVacuum(s.labels)));
       for (const s of held) {
@@ -63,7 +62,7 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
           target,
           labels: { kind: oldest.labels.kind ?? '', scope: oldest.labels.scope ?? '' },
           severity: age >= options.errorAgeXids ? 'error' : 'warning',
-          summary: `xmin horizon is ${formatCount(age)} XIDs old, held by ${describeHolder(view, oldest, nowMs)}; ${consequence}${more}`,
+          summary: `xmin horizon is ${formatCount(age)} XIDs old, held by ${describeHolder(view, oldest)}; ${consequence}${more}`,
           evidence: evidenceOf({
             series: holders.slice(0, 5).map((h) => ({ name: HOLDER_AGE, labels: { ...h.labels }, value: h.value, tsMs: h.tsMs })),
             facts: { age_xids: age, holder_kind: oldest.labels.kind ?? null, holder_pid: oldest.labels.pid || null, holders_over_threshold: holders.length },
@@ -121,53 +120,3 @@ function withRepackRunAge(holders: LatestSample[]): LatestSample[] {
 }
 
 /** Sessions the collector recognised as table maintenance (src/collectors/maintenance-kind.ts). */
-const SESSION_OWNERS: Record<string, string> = {
-  repack_concurrently: 'REPACK (CONCURRENTLY) session',
-  repack: 'REPACK session',
-  repack_decoding_worker: 'REPACK (CONCURRENTLY) decoding worker',
-  vacuum_full: 'VACUUM FULL session',
-  cluster: 'CLUSTER session',
-  pg_repack: 'pg_repack session',
-  pg_squeeze_worker: 'pg_squeeze worker',
-};
-
-const SLOT_OWNERS: Record<string, (name: string, l: Labels) => string> = {
-  repack: (name, l) => `REPACK (CONCURRENTLY)'s temporary slot ${name}${l.pid ? ` (REPACK session pid ${l.pid})` : ''}`,
-  pg_squeeze: (name) => `pg_squeeze's slot ${name}`,
-  logical_subscription: (name) => `logical replication slot ${name} (a subscription)`,
-  logical_decoding: (name) => `logical decoding slot ${name}`,
-  conflict_detection: () => 'slot pg_conflict_detection (a subscription with retain_dead_tuples)',
-  physical_standby: (name) => `physical slot ${name} (a standby's hot_standby_feedback, or a slot nobody uses)`,
-  wal_tool: (name, l) => `slot ${name} of ${l.application_name || 'pg_receivewal / pg_basebackup'}`,
-};
-
-function describeHolder(view: RuleView, h: LatestSample, nowMs: number): string {
-  const l = h.labels;
-  switch (l.kind) {
-    case 'backend': {
-      const open = openFor(view, h, nowMs);
-      const who = [l.usename && l.datname ? `${l.usename}@${l.datname}` : l.datname, l.state, l.application_name ? `application ${l.application_name}` : '']
-        .filter(Boolean).join(', ');
-      const query = l.query ? `, last query: ${quoteStatement(l.query, 80)}` : '';
-      const what = SESSION_OWNERS[l.owner ?? ''] ?? 'session';
-      return `${what} pid ${l.pid}${who ? ` (${who})` : ''}${open ? ` with a transaction open for ${open}` : ''}${query}`;
-    }
-    case 'prepared_xact': {
-      const open = openFor(view, h, nowMs);
-      return `prepared transaction "${l.name}" in ${l.datname || '?'}${l.usename ? ` (owner ${l.usename})` : ''}` +
-        `${open ? `, prepared ${open} ago` : ''}`;
-    }
-    case 'slot_xmin':
-    case 'slot_catalog_xmin':
-      return (SLOT_OWNERS[l.owner ?? ''] ?? ((name: string) => `replication slot ${name}`))(l.name ?? '', l);
-    case 'standby_feedback':
-      return `standby ${l.application_name || '?'} through hot_standby_feedback (its queries' snapshots)`;
-    default:
-      return `a ${l.kind ?? 'holder'}`;
-  }
-}
-
-function openFor(view: RuleView, h: LatestSample, nowMs: number): string | null {
-  const startS = view.latest(HOLDER_XACT_START, { target: h.target, labels: h.labels })[0]?.value;
-  return startS === undefined || startS === null ? null : formatDuration(nowMs - startS * 1000);
-}
