@@ -80,13 +80,18 @@ export class OfflineRules {
     this.lineOf = db.prepare<[number], { source_file: string; line: number | null }>(
       'SELECT e.source_file, l.line FROM events e LEFT JOIN temp.replay_event_lines l ON l.event_id = e.id WHERE e.id = ?',
     );
+    let storeVersion = 0;
     writer.onFlush(({ events }) => {
+      storeVersion++;
       for (const { id, event } of events) if (isNotable(event)) insertLine.run(id, event.source.line);
     });
     this.alerts = new AlertStore(db, []);
     this.alerts.onTransition(({ alert }) => this.alertIds.add(alert.id));
     this.rules = buildRules(options);
-    this.views = new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs });
+    // Only this writer changes the store during the replay: its flushes are the store's versions.
+    this.views = new StoreRuleViewSource(db, {
+      targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs, dataVersion: () => storeVersion,
+    });
     this.engine = new RuleEngine({
       rules: this.rules,
       views: this.views,

@@ -88,6 +88,32 @@ describe('StoreRuleViewSource', () => {
     db.close();
   });
 
+  it('with a data version, answers from the previous windows exactly as the statements would, until the store changes', () => {
+    const db = openStore(':memory:');
+    const writer = new StoreWriter(db, new ManualClock(), silentLogger());
+    let version = 0;
+    writer.onFlush(() => version++);
+    const write = (list: RuleEvent[]) => {
+      writer.enqueue({ events: list.map(({ id: _id, ...e }) => e as AnyLogEvent) });
+      expect(writer.flush()).toBe(true);
+    };
+    write(events.slice(0, 3));
+    const plain = new StoreRuleViewSource(db, { targets: TARGETS, staleAfterMs: STEP });
+    const versioned = new StoreRuleViewSource(db, { targets: TARGETS, staleAfterMs: STEP, dataVersion: () => version });
+    const agree = (step: number) => expect(observe(versioned.at(at(step)))).toEqual(observe(plain.at(at(step))));
+    for (const step of [3, 4, 5, 6]) agree(step);
+    // A write (an event later than the windows' instant) and a step back in time: asked again.
+    write(events.slice(3));
+    for (const step of [6, 7, 2, 8]) agree(step);
+    expect(observe(versioned.at(at(8))).ddl.map((e) => e.id)).toHaveLength(3);
+    // No series stored: none, without a statement; once samples are written, read as usual.
+    expect(versioned.at(at(8)).latest('pg_standby_replay_pending_bytes')).toEqual([]);
+    writer.enqueue({ samples: [{ target: 'standby1', name: 'pg_standby_replay_pending_bytes', labels: {}, tsMs: at(8), value: 5 }] });
+    expect(writer.flush()).toBe(true);
+    expect(versioned.at(at(8)).latest('pg_standby_replay_pending_bytes').map((s) => s.value)).toEqual([5]);
+    db.close();
+  });
+
   it('keeps the newest events when a query returns more than its cap', () => {
     const { db } = storeWith();
     const capped = new StoreRuleViewSource(db, { targets: TARGETS, maxEventsPerQuery: 2 });
@@ -142,6 +168,8 @@ describe('StoreRuleViewSource', () => {
       events: [RULE_VIEW_SQL.events(null, false), 4],
       eventsOfTargetsAndPid: [RULE_VIEW_SQL.events(2, true), 7],
       eventsById: [RULE_VIEW_SQL.eventsById(3), 3],
+      latestOfKind: [RULE_VIEW_SQL.latestOfKind, 1],
+      anySeries: [RULE_VIEW_SQL.anySeries, 0],
     };
     const seriesByName = /^SEARCH (series|s) USING (COVERING )?INDEX series_by_name_seen \(name=\? AND seen_ms>\?\)$/;
     const samplesRange = /^SEARCH samples USING PRIMARY KEY \(series_id=\? AND ts_ms>\? AND ts_ms<\?\)$/;
@@ -157,6 +185,9 @@ describe('StoreRuleViewSource', () => {
       events: [eventsRange],
       eventsOfTargetsAndPid: [eventsRange],
       eventsById: [/^SEARCH events USING INTEGER PRIMARY KEY \(rowid=\?\)$/],
+      latestOfKind: [/^SEARCH events USING COVERING INDEX events_by_kind_time \(kind=\?\)$/],
+      // LIMIT 1: the scan stops at the first entry.
+      anySeries: [/^SCAN series( USING COVERING INDEX \w+)?$/],
     };
     for (const [query, [sql, params]] of Object.entries(plans)) {
       const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...Array<number>(params).fill(1)) as Array<{ detail: string }>).map((r) => r.detail);

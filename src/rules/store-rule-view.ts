@@ -15,6 +15,15 @@
  * events not in the cache. Stored events never change; a cached entry is used only if its time
  * and kind still match the row's, in case retention freed an id that was then reused.
  *
+ * An offline replay evaluates every 5 s of log time, also through long stretches with no new
+ * events while alerts are open: thousands of evaluations over an unchanged store. Given
+ * `dataVersion` (a number that changes whenever the store does), an event query is answered from
+ * the previous answer for the same kind, targets and pid when nothing changed since, it reached at
+ * least as far back, and no event of that kind is later than its instant: the same rows, without
+ * a statement; and while the store holds no series at all (a replay of a log alone), series and
+ * latest samples are none without asking. The daemon, whose store changes all the time, does not
+ * pass it.
+ *
  * Rows that cannot be decoded (details or labels that are not the JSON the writer stores) are
  * skipped, counted and a few kept as examples: a bad row never stops the rules.
  */
@@ -44,6 +53,16 @@ export interface StoreRuleViewOptions {
   maxEventsPerQuery?: number;
   /** Decoded events kept between evaluations. */
   maxCachedEvents?: number;
+  /** Changes whenever the store's events change; enables answering a query from the previous window (offline replay). */
+  dataVersion?: () => number;
+}
+
+/** An event query's answer, reusable while the store's version stays the same. */
+interface EventWindow {
+  version: number;
+  sinceMs: number;
+  nowMs: number;
+  events: RuleEvent[];
 }
 
 export interface StoreRuleViewStats {
@@ -87,6 +106,10 @@ export const RULE_VIEW_SQL = {
       JOIN samples p ON p.series_id = s.id AND p.ts_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = s.id AND ts_ms >= ? AND ts_ms <= ?)
       WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}`;
   },
+  /** whether any series is stored */
+  anySeries: 'SELECT 1 AS found FROM series LIMIT 1',
+  /** kind: the latest event time of a kind, to know a window holds every event up to now */
+  latestOfKind: 'SELECT max(ts_ms) AS ts_ms FROM events WHERE kind = ?',
   /** kind, from, to, targets..., pid?, limit: the ids, newest first (whole rows come from eventsById or the cache) */
   events(targets: number | null, byPid: boolean): string {
     return `SELECT id, ts_ms FROM events WHERE kind = ? AND ts_ms >= ? AND ts_ms <= ?
@@ -110,6 +133,9 @@ export class StoreRuleViewSource implements RuleViewSource {
   private readonly decoded = new Map<number, { labels: string; info: string | null; decoded: Labels | null }>();
   private readonly decodedEvents = new Map<number, RuleEvent>();
   private readonly maxCachedEvents: number;
+  private readonly windows = new Map<string, EventWindow>();
+  private readonly latestByKind = new Map<string, { version: number; tsMs: number | null }>();
+  private seriesKnown: { version: number; none: boolean } | null = null;
 
   constructor(
     private readonly db: Db,
@@ -135,19 +161,57 @@ export class StoreRuleViewSource implements RuleViewSource {
       targets: () => this.options.targets,
       events: <K extends EventKind>(kind: K, q: EventQuery) =>
         once(`e\u0000${kind}\u0000${JSON.stringify(q)}`, () => this.events(kind, q, nowMs)),
-      series: (name: string, q: SeriesQuery) => once(`s\u0000${name}\u0000${JSON.stringify(q)}`, () => this.series(name, q, nowMs)),
+      series: (name: string, q: SeriesQuery) =>
+        this.noSeries() ? [] : once(`s\u0000${name}\u0000${JSON.stringify(q)}`, () => this.series(name, q, nowMs)),
       latest: (name: string, q: LatestQuery = {}) =>
-        once(`l\u0000${name}\u0000${JSON.stringify(q)}`, () => this.latest(name, q, nowMs)),
+        this.noSeries() ? [] : once(`l\u0000${name}\u0000${JSON.stringify(q)}`, () => this.latest(name, q, nowMs)),
     };
   }
 
   private events<K extends EventKind>(kind: K, q: EventQuery, nowMs: number): Array<RuleEvent<K>> {
     const targets = q.target === undefined ? null : typeof q.target === 'string' ? [q.target] : [...q.target];
     if (targets?.length === 0) return [];
+    const version = this.options.dataVersion?.();
+    if (version === undefined) return this.queryEvents(kind, q, targets, nowMs).events;
+    const key = `${kind}\u0000${targets?.join('\u0000') ?? ''}\u0000${q.pid ?? ''}`;
+    const known = this.windows.get(key);
+    if (known && known.version === version && q.sinceMs >= known.sinceMs && nowMs >= known.nowMs && this.nothingLaterOfKind(kind, version, known.nowMs)) {
+      return known.events.filter((e) => e.tsMs >= q.sinceMs) as Array<RuleEvent<K>>;
+    }
+    const { events, truncated } = this.queryEvents(kind, q, targets, nowMs);
+    // A truncated answer lacks its oldest rows: not a window to narrow later.
+    if (truncated) this.windows.delete(key);
+    else this.windows.set(key, { version, sinceMs: q.sinceMs, nowMs, events });
+    return events;
+  }
+
+  /** The store holds no series at all, as far as its version tells (never without dataVersion). */
+  private noSeries(): boolean {
+    const version = this.options.dataVersion?.();
+    if (version === undefined) return false;
+    if (this.seriesKnown?.version !== version) {
+      this.seriesKnown = { version, none: this.prepare(RULE_VIEW_SQL.anySeries).get() === undefined };
+    }
+    return this.seriesKnown.none;
+  }
+
+  /** No stored event of `kind` is later than `atMs` (read once per kind and store version). */
+  private nothingLaterOfKind(kind: EventKind, version: number, atMs: number): boolean {
+    let latest = this.latestByKind.get(kind);
+    if (latest?.version !== version) {
+      const row = this.prepare(RULE_VIEW_SQL.latestOfKind).get(kind) as { ts_ms: number | null } | undefined;
+      latest = { version, tsMs: row?.ts_ms ?? null };
+      this.latestByKind.set(kind, latest);
+    }
+    return latest.tsMs === null || latest.tsMs <= atMs;
+  }
+
+  private queryEvents<K extends EventKind>(kind: K, q: EventQuery, targets: string[] | null, nowMs: number): { events: Array<RuleEvent<K>>; truncated: boolean } {
     const sql = RULE_VIEW_SQL.events(targets?.length ?? null, q.pid !== undefined);
     const params: unknown[] = [kind, q.sinceMs, nowMs, ...(targets ?? []), ...(q.pid !== undefined ? [q.pid] : []), this.maxEvents];
     const rows = (this.prepare(sql).all(...params) as Array<{ id: number; ts_ms: number }>).reverse();
-    if (rows.length >= this.maxEvents) this.counters.truncatedQueries++;
+    const truncated = rows.length >= this.maxEvents;
+    if (truncated) this.counters.truncatedQueries++;
     const cached = (r: { id: number; ts_ms: number }): RuleEvent | undefined => {
       const e = this.decodedEvents.get(r.id);
       return e && e.tsMs === r.ts_ms && e.kind === kind ? e : undefined;
@@ -155,7 +219,8 @@ export class StoreRuleViewSource implements RuleViewSource {
     // Looked up before fetching: caching the fetched rows may evict some of the hits.
     const hits = rows.map(cached);
     const fetched = this.fetch(rows.filter((_, i) => hits[i] === undefined).map((r) => r.id));
-    return rows.map((r, i) => hits[i] ?? fetched.get(r.id)).filter((e): e is RuleEvent => e !== undefined) as Array<RuleEvent<K>>;
+    const events = rows.map((r, i) => hits[i] ?? fetched.get(r.id)).filter((e): e is RuleEvent => e !== undefined) as Array<RuleEvent<K>>;
+    return { events, truncated };
   }
 
   /** Reads, decodes and caches the events with these ids; rows that cannot be decoded are counted and left out. */
