@@ -59,8 +59,24 @@ const ERROR_LEVELS = new Set(['ERROR', 'FATAL', 'PANIC']);
 const RESTART_PHASES = new Set(['terminating_others', 'reinitializing', 'shutdown_requested', 'shut_down']);
 const DURATION = /^duration: (\d+(?:\.\d+)?) ms(?: {2}(?:statement|execute [^:]*): ([\s\S]*))?$/;
 
+/**
+ * Runs already read from one view (one evaluation instant), by target and window: several rules
+ * ask for the same runs in one evaluation. Callers get copies of the array; the runs are not
+ * changed by any of them.
+ */
+const runsOfView = new WeakMap<RuleView, Map<string, LogRun[]>>();
+
 /** Every REPACK run of `target` the log shows between sinceMs and the view's instant, oldest first. */
 export function logRepackRuns(view: RuleView, target: string, sinceMs: number): LogRun[] {
+  let known = runsOfView.get(view);
+  if (!known) runsOfView.set(view, (known = new Map()));
+  const key = `${target}\u0000${sinceMs}`;
+  let runs = known.get(key);
+  if (!runs) known.set(key, (runs = readRuns(view, target, sinceMs)));
+  return [...runs];
+}
+
+function readRuns(view: RuleView, target: string, sinceMs: number): LogRun[] {
   const q = { sinceMs, target };
   const marks: RuleEvent[] = [
     ...view.events('ddl', q).filter((e) => e.details.command === 'REPACK'),

@@ -30,8 +30,26 @@ const FORMS: ReadonlyArray<readonly [string, RegExp]> = [
   ['CLUSTER', new RegExp(`^cluster(?:\\s*\\([^)]*\\))?(?:\\s+verbose\\b)?(?:\\s+${QUALIFIED})?`, 'i')],
 ];
 
+/**
+ * Parsed statements: the rules read the same STATEMENT lines at every evaluation (an offline
+ * replay evaluates every 5 s of log time). Bounded; cleared when full. The results are frozen,
+ * since every caller shares them.
+ */
+const parsed = new Map<string, TableCommand | null>();
+const MAX_PARSED = 10_000;
+
 export function tableCommandOf(statement: string | null): TableCommand | null {
   if (statement === null) return null;
+  const known = parsed.get(statement);
+  if (known !== undefined) return known;
+  const command = parseTableCommand(statement);
+  const shared = command === null ? null : Object.freeze(command);
+  if (parsed.size >= MAX_PARSED) parsed.clear();
+  parsed.set(statement, shared);
+  return shared;
+}
+
+function parseTableCommand(statement: string): TableCommand | null {
   const sql = stripLeadingComments(statement);
   for (const [command, pattern] of FORMS) {
     const g = pattern.exec(sql);

@@ -176,7 +176,7 @@ export class StoreRuleViewSource implements RuleViewSource {
     const key = `${kind}\u0000${targets?.join('\u0000') ?? ''}\u0000${q.pid ?? ''}`;
     const known = this.windows.get(key);
     if (known && known.version === version && q.sinceMs >= known.sinceMs && nowMs >= known.nowMs && this.nothingLaterOfKind(kind, version, known.nowMs)) {
-      return known.events.filter((e) => e.tsMs >= q.sinceMs) as Array<RuleEvent<K>>;
+      return known.events.slice(firstAtOrAfter(known.events, q.sinceMs)) as Array<RuleEvent<K>>;
     }
     const { events, truncated } = this.queryEvents(kind, q, targets, nowMs);
     // A truncated answer lacks its oldest rows: not a window to narrow later.
@@ -349,4 +349,16 @@ export class StoreRuleViewSource implements RuleViewSource {
     }
     return statement;
   }
+}
+
+/** Index of the first event at or after `ms` in events ascending by time (binary search). */
+function firstAtOrAfter(events: readonly RuleEvent[], ms: number): number {
+  let lo = 0;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (events[mid]!.tsMs < ms) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
