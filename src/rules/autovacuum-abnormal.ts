@@ -68,14 +68,17 @@ function slowRuns(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions): 
   for (const e of view.events('autovacuum', { sinceMs: nowMs - o.lookbackMs })) {
     if (e.details.elapsed_s === null) continue;
     const key = `${e.target}\u0000${tableOf(e)}`;
-    byTable.set(key, [...(byTable.get(key) ?? []), e]);
+    const runs = byTable.get(key);
+    if (runs) runs.push(e);
+    else byTable.set(key, [e]);
   }
   const findings: Finding[] = [];
   for (const runs of byTable.values()) {
     const last = runs[runs.length - 1]!;
-    const history = runs.slice(0, -1).map((e) => e.details.elapsed_s!);
     const elapsed = last.details.elapsed_s!;
-    if (last.tsMs < nowMs - o.activeForMs || history.length < o.minHistoryRuns || elapsed < o.slowMinSeconds) continue;
+    // Only a recent run can be news: the history is read for it alone.
+    if (last.tsMs < nowMs - o.activeForMs || runs.length - 1 < o.minHistoryRuns || elapsed < o.slowMinSeconds) continue;
+    const history = runs.slice(0, -1).map((e) => e.details.elapsed_s!);
     const usual = median(history);
     if (elapsed < o.slowRatio * usual) continue;
     const table = tableOf(last);
