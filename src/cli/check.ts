@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { Config, Target } from '../config/load-config.js';
-import { isLoopback } from '../config/load-config.js';
+import { isLoopback } from '../lib/listen-address.js';
 import { clientConfigFor, connectionHint, describeConnection } from '../lib/pg-connection.js';
 import { openStore } from '../store/open-store.js';
 import { type CheckResult } from './check-results.js';

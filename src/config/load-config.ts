@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
 import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
+import { isLoopback } from '../lib/listen-address.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
@@ -31,6 +32,8 @@ export interface Config {
   dbPath: string;
   logLevel: RawConfig['log_level'];
   httpToken: string | null;
+  /** Serve the API on a non-loopback address without a token (http.allow_unauthenticated). */
+  httpAllowUnauthenticated: boolean;
   targets: Target[];
   collectors: {
     maxTablesPerDatabase: number;
@@ -163,6 +166,14 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
   const [host, port] = splitHostPort(raw.listen);
   if (port < 1 || port > 65535) problems.push({ path: 'listen', message: 'port must be 1-65535', value: raw.listen });
 
+  const httpToken = secret('http_token', null, raw.http_token_file);
+  if (!isLoopback(host) && raw.http_token_file === null && !raw.http.allow_unauthenticated) {
+    problems.push({
+      path: 'http_token_file',
+      message: `listen ${raw.listen} is reachable from other hosts and the API would have no token: set http_token_file, listen on 127.0.0.1, or set http.allow_unauthenticated: true to serve it without one`,
+    });
+  }
+
   const pd = raw.notify.pagerduty;
   const routingKey = pd ? secret('notify.pagerduty.routing_key', pd.routing_key, pd.routing_key_file, env.PGVIGIL_PAGERDUTY_ROUTING_KEY) : null;
   if (pd && !routingKey) {
@@ -194,7 +205,8 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     listen: { host, port },
     dbPath: raw.db,
     logLevel: raw.log_level,
-    httpToken: secret('http_token', null, raw.http_token_file),
+    httpToken,
+    httpAllowUnauthenticated: raw.http.allow_unauthenticated,
     targets,
     collectors: {
       maxTablesPerDatabase: raw.collectors.max_tables_per_database,
@@ -220,8 +232,4 @@ function splitHostPort(listen: string): [string, number] {
   const at = listen.lastIndexOf(':');
   const host = listen.slice(0, at).replace(/^\[|\]$/g, '');
   return [host, Number(listen.slice(at + 1))];
-}
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
