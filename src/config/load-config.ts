@@ -10,6 +10,7 @@ import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } f
 import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
 import { isLoopback } from '../lib/listen-address.js';
+import type { RedactLevel } from '../lib/redact.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
@@ -34,6 +35,8 @@ export interface Config {
   httpToken: string | null;
   /** Serve the API on a non-loopback address without a token (http.allow_unauthenticated). */
   httpAllowUnauthenticated: boolean;
+  /** Statement text kept from log entries and polled sessions (src/lib/redact.ts). */
+  redact: RedactLevel;
   targets: Target[];
   collectors: {
     maxTablesPerDatabase: number;
@@ -207,6 +210,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     logLevel: raw.log_level,
     httpToken,
     httpAllowUnauthenticated: raw.http.allow_unauthenticated,
+    redact: raw.redact,
     targets,
     collectors: {
       maxTablesPerDatabase: raw.collectors.max_tables_per_database,

@@ -5,6 +5,7 @@
  * docs: config/pgvigil.example.yaml documents each key; a test checks it loads.
  */
 import { z } from 'zod';
+import { REDACT_LEVELS } from '../lib/redact.js';
 
 const hostPort = z
   .string()
@@ -173,6 +174,8 @@ export const configSchema = z
     /** Bearer token file for the HTTP API; required when listen is not a loopback address. */
     http_token_file: z.string().nullable().default(null),
     http: http.default(http.parse({})),
+    /** Statement text kept from log entries and polled sessions: off, literals, statements (src/lib/redact.ts). */
+    redact: z.enum(REDACT_LEVELS).default('off'),
     /** Single-server shorthand: dsn and log describe one target named "default". */
     dsn: z.string().nullable().default(null),
     log: z.string().nullable().default(null),

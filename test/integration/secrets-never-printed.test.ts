@@ -7,14 +7,21 @@
  * and wrote (its store file, reports in html and json) and `pgvigil check` output. No secret
  * may appear in any of it.
  *
- * What the receivers get is not searched: a routing key is meant for PagerDuty, credentials in a
- * webhook URL are meant for that webhook (as HTTP Basic auth).
+ * What the receivers get is not searched for those: a routing key is meant for PagerDuty,
+ * credentials in a webhook URL are meant for that webhook (as HTTP Basic auth).
+ *
+ * With `redact: literals`, the same holds for what the server's log and views carry: a string
+ * literal in the statements that time out (STATEMENT), their bind parameter (CONTEXT `unnamed
+ * portal with parameters`, DETAIL `Parameters` of duration lines), and the last query of a session
+ * holding the xmin horizon (a polled label). Searched also in what the receivers got, and in
+ * `pgvigil analyze --redact literals` over the same log (its output, its store, its report).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
@@ -30,6 +37,13 @@ const SECRETS = {
   alertmanagerPassword: 'AmPassw0rd-e6019b',
   hmacSecret: 'HmacSecret-90ab17cd',
   httpToken: 'HttpToken-4c1d8e0f2a7b9e3d',
+} as const;
+
+/** Data in statements: personal data or secrets that `redact: literals` keeps from everything. */
+const STATEMENT_SECRETS = {
+  statementLiteral: 'Hunter2-Literal-9c4e',
+  parameterValue: 'ParamSecret-31f8aa',
+  sessionQueryLiteral: 'SessionSecret-77d0',
 } as const;
 
 const dir = suiteTempDir('secrets');
@@ -72,9 +86,12 @@ describe('secrets never printed, served or written by a whole daemon', () => {
   let pagerduty: PagerDutyReceiver;
   let webhook: Awaited<ReturnType<typeof startWebhookReceiver>>;
   const searched = new Map<string, string>();
+  /** What went to the receivers: searched for statement data only. */
+  const sentOff = new Map<string, string>();
+  let holder: pg.Client | null = null;
 
   beforeAll(async () => {
-    server = await startPrimary({ version: 18, name: 'secrets' });
+    server = await startPrimary({ version: 18, name: 'secrets', settings: { log_min_duration_statement: 0, log_parameter_max_length_on_error: -1 } });
     pagerduty = new PagerDutyReceiver(SECRETS.routingKey);
     await pagerduty.start();
     webhook = await startWebhookReceiver();
@@ -85,6 +102,7 @@ describe('secrets never printed, served or written by a whole daemon', () => {
       `listen: 127.0.0.1:${port}`,
       `db: ${db}`,
       'log_level: debug',
+      'redact: literals',
       `http_token_file: ${writeSecret('http-token', SECRETS.httpToken)}`,
       'targets:',
       `  - name: main`,
@@ -126,10 +144,28 @@ describe('secrets never printed, served or written by a whole daemon', () => {
     };
     try {
       await waitUntil(() => /"msg":"tailing log file"/.test(printed) && /"msg":"serving \/metrics/.test(printed), 30_000, 'the daemon tailing and serving');
-      for (let i = 0; i < 6; i++) await server.query('SET statement_timeout = 20; SELECT pg_sleep(1)').catch(() => undefined);
+      // A session holding the xmin horizon, its last query with a literal: polled with its query as a label.
+      holder = new pg.Client({ connectionString: server.dsn() });
+      await holder.connect();
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query('SELECT txid_current()');
+      await holder.query(`SELECT '${STATEMENT_SECRETS.sessionQueryLiteral}' AS pw`);
+      // Statement timeouts (an error storm) with a literal in the statement and a bind parameter.
+      const app = new pg.Client({ connectionString: server.dsn() });
+      await app.connect();
+      try {
+        await app.query(`SELECT $1::text = '${STATEMENT_SECRETS.statementLiteral}'`, [STATEMENT_SECRETS.parameterValue]);
+        await app.query('SET statement_timeout = 20');
+        for (let i = 0; i < 6; i++) {
+          await app.query(`SELECT pg_sleep(1), '${STATEMENT_SECRETS.statementLiteral}' = $1`, [STATEMENT_SECRETS.parameterValue]).catch(() => undefined);
+        }
+      } finally {
+        await app.end();
+      }
       await pagerduty.waitFor(() => pagerduty.pages > 0, 60_000, 'a page');
       await waitUntil(() => webhook.bodies.length > 0, 30_000, 'the webhook');
       await waitUntil(async () => /pgvigil_notifier_failures_total\{channel="webhook-2",reason="network"\} [1-9]/.test(await get('/metrics')), 30_000, 'the refusing webhook tried');
+      await waitUntil(async () => /^pg_xmin_horizon_holder_age_xids\{.*query="SELECT \? AS pw"/m.test(await get('/metrics')), 30_000, 'the horizon holder polled');
       const alerts = JSON.parse((await get('/api/alerts')).slice(4)) as { alerts: Array<{ id: number }> };
       expect(alerts.alerts.length).toBeGreaterThan(0);
       for (const path of ['/metrics', '/api/alerts', `/api/alerts/${alerts.alerts[0]!.id}`, '/api/events', '/api/events?target=main&limit=1000', '/api/series?name=pg_up', '/api/report', '/readyz', '/healthz', '/', '/ui/timeline.js']) {
@@ -141,7 +177,21 @@ describe('secrets never printed, served or written by a whole daemon', () => {
     } finally {
       child.kill('SIGKILL');
     }
+    await holder.end();
     searched.set('run: stdout and stderr', printed);
+    sentOff.set('PagerDuty', JSON.stringify(pagerduty.received));
+    sentOff.set('webhook', webhook.bodies.join('\n'));
+
+    // The same log, offline: analyze prints, stores and replays the rules; then its report.
+    const offline = join(dir, 'analyze.db');
+    for (const mode of [['--json'], ['--events']]) {
+      const analyzed = pgvigil(['analyze', '--redact', 'literals', '--db', offline, '--rules', ...mode, ...server.logFiles()]);
+      expect(analyzed.code).toBe(EXIT.OK);
+      searched.set(`analyze ${mode[0]}`, analyzed.output);
+    }
+    for (const file of [offline, `${offline}-wal`]) if (existsSync(file)) searched.set(`analyze store file ${file}`, readFileSync(file, 'latin1'));
+    const offlineReport = pgvigil(['report', '--db', offline, '--format', 'json', '--from', '1h', '--target', 'offline']);
+    searched.set('report of the analyze store', offlineReport.output);
     // The store (events, alerts, the outbox's payloads) is read back by the API and reports.
     for (const file of [db, `${db}-wal`]) if (existsSync(file)) searched.set(`store file ${file}`, readFileSync(file, 'latin1'));
     for (const format of ['html', 'json']) {
@@ -153,6 +203,7 @@ describe('secrets never printed, served or written by a whole daemon', () => {
   }, 240_000);
 
   afterAll(async () => {
+    await holder?.end().catch(() => undefined);
     await pagerduty?.stop();
     await webhook?.stop();
     await destroyAllServers();
@@ -171,6 +222,18 @@ describe('secrets never printed, served or written by a whole daemon', () => {
 
   it.each(Object.entries(SECRETS))('never shows %s', (_name, secret) => {
     const found = [...searched].filter(([, text]) => text.includes(secret)).map(([where]) => where);
+    expect(found).toEqual([]);
+  });
+
+  it('kept the redacted statements, so their secrets are missing because of the redaction', () => {
+    expect(searched.get('GET /api/events?target=main&limit=1000')).toContain('SELECT pg_sleep(?), ? = $1');
+    expect(searched.get('analyze --events')).toContain('SELECT pg_sleep(?), ? = $1');
+    expect(searched.get('analyze --events')).toMatch(/duration: [\d.]+ ms {2}execute <unnamed>: SELECT \$1::text = \?/);
+    expect(searched.get('GET /metrics')).toMatch(/^pg_xmin_horizon_holder_age_xids\{.*query="SELECT \? AS pw"/m);
+  });
+
+  it.each(Object.entries(STATEMENT_SECRETS))('with redact: literals, never shows the statement data %s, not even to the receivers', (_name, secret) => {
+    const found = [...searched, ...sentOff].filter(([, text]) => text.includes(secret)).map(([where]) => where);
     expect(found).toEqual([]);
   });
 });
