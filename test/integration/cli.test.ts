@@ -56,6 +56,7 @@ describe('pgvigil CLI', () => {
     } finally {
       child.kill('SIGKILL');
     }
+    expect(pgvigil(['check', '--config', config]).stdout).toMatch(/^WARN\s+listen\s+0\.0\.0\.0:\d+ is reachable from other hosts and the API has no token \(http\.allow_unauthenticated\)/m);
   });
 
   it('exits 2 on an unknown flag or subcommand and 0 on --help', () => {
