@@ -137,6 +137,9 @@ describe('loadConfig', () => {
     const token = file('token', 'a-token-of-sufficient-length-0123\n');
     expect(loadConfig({ flags: { listen: '[::]:9899', http_token_file: token }, env: {} }).httpToken).toBe('a-token-of-sufficient-length-0123');
     expect(loadConfig({ flags: { listen: '[::1]:9899' }, env: {} }).httpAllowUnauthenticated).toBe(false);
+    const short = file('short-token', 'abc\n');
+    expect(problemsOf(() => loadConfig({ flags: { listen: '0.0.0.0:9899', http_token_file: short }, env: {} })))
+      .toEqual([expect.stringMatching(/^http_token_file: the token must be at least 16 characters \(e\.g\. openssl rand -hex 32 > .*short-token\)/)]);
     expect(problemsOf(() => loadConfig({ file: file('open-typo.yaml', 'http:\n  allow_unauthenticated: "yes"\n'), env: {} })))
       .toEqual([expect.stringMatching(/^http\.allow_unauthenticated: .*boolean/)]);
   });

@@ -18,6 +18,8 @@ export const OVERRIDABLE_KEYS = ['dsn', 'log', 'db', 'listen', 'log_level', 'htt
 type OverridableKey = (typeof OVERRIDABLE_KEYS)[number];
 export type ConfigOverrides = Partial<Record<OverridableKey, string>>;
 
+const MIN_HTTP_TOKEN_CHARS = 16;
+
 export interface Target {
   name: string;
   cluster: string | null;
@@ -170,6 +172,10 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
   if (port < 1 || port > 65535) problems.push({ path: 'listen', message: 'port must be 1-65535', value: raw.listen });
 
   const httpToken = secret('http_token', null, raw.http_token_file);
+  // A short token can be guessed over the network it is there to keep out.
+  if (httpToken !== null && httpToken.length < MIN_HTTP_TOKEN_CHARS) {
+    problems.push({ path: 'http_token_file', message: `the token must be at least ${MIN_HTTP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 > ${raw.http_token_file})`, value: raw.http_token_file });
+  }
   if (!isLoopback(host) && raw.http_token_file === null && !raw.http.allow_unauthenticated) {
     problems.push({
       path: 'http_token_file',
