@@ -12,6 +12,7 @@ import { HttpServer } from './http/http-server.js';
 import { Metrics } from './http/metrics.js';
 import type { ReadinessSources } from './http/readiness.js';
 import { collectorStatsOf, existingFilesBytes } from './http/self-metrics.js';
+import { isLoopback } from './lib/listen-address.js';
 import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
@@ -92,7 +93,12 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     },
     async start() {
       log.info({ version: PGVIGIL_VERSION, db: db.name, targets: config.targets.map((t) => t.name) }, 'pgvigil starting');
-      const app = await buildHttpApp({ metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, logger: log.child({ component: 'http' }) });
+      if (config.httpToken === null && !isLoopback(config.listen.host)) {
+        log.warn({ listen: `${config.listen.host}:${config.listen.port}` }, 'http.allow_unauthenticated: /api and /readyz are served without a token to every host that can reach this address');
+      }
+      const app = await buildHttpApp({
+        metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
+      });
       http = new HttpServer(app, config.listen.host, config.listen.port);
       const components: Component[] = [writer, outbox, http, engine, ...targets, retention];
       for (const component of components) {

@@ -23,6 +23,7 @@ import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
 import { EXIT } from './exit-codes.js';
+import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 
 export interface AnalyzeOptions {
   format?: LogFormat | 'auto';
@@ -35,6 +36,8 @@ export interface AnalyzeOptions {
   target?: string;
   /** Replay the rules over the log and report their alerts. */
   rules?: boolean;
+  /** Statement text kept in what is printed and stored (src/lib/redact.ts). */
+  redact?: RedactLevel;
 }
 
 export interface AnalyzeIo {
@@ -48,6 +51,7 @@ const MAX_EXAMPLES = 20;
 /** Runs the analysis; resolves to the exit code (1 when a file could not be read). */
 export async function runAnalyze(files: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const log = io.log ?? silentLogger();
+  const redactLevel = options.redact ?? 'off';
   const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
@@ -65,7 +69,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   let alerts: OfflineAlert[] | undefined;
   const handle = (events: AnyLogEvent[]): void => {
     for (let i = 0; i < events.length; i++) {
-      const event = events[i]!;
+      const event = redactEvent(events[i]!, redactLevel);
       summary.add(event);
       if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
       // The replay stores what its rules read, in step with their evaluations.
@@ -107,7 +111,8 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
       if (stats) {
-        for (const e of stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file, ...e });
+        // A line not understood may be a statement's: redacted like one.
+        for (const e of stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file, ...e, text: redactLine(e.text, redactLevel) });
         totals = totals ? addStats(totals, stats) : stats;
       }
     }
@@ -243,6 +248,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
+    .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
 import type { Config, Target } from '../config/load-config.js';
-import { isLoopback } from '../config/load-config.js';
+import { isLoopback } from '../lib/listen-address.js';
 import { clientConfigFor, connectionHint, describeConnection } from '../lib/pg-connection.js';
 import { openStore } from '../store/open-store.js';
 import { type CheckResult } from './check-results.js';
@@ -61,7 +61,8 @@ async function checkListen(config: Config): Promise<CheckResult> {
     return { aspect: 'listen', state: 'fail', message: `cannot listen on ${address}: ${bindError.message}`, hint: 'is another pgvigil running? choose another address with --listen' };
   }
   if (!isLoopback(host) && !config.httpToken) {
-    return { aspect: 'listen', state: 'warn', message: `${address} is reachable from other hosts and the API has no token`, hint: 'set http_token_file' };
+    // Only with http.allow_unauthenticated: the configuration refuses this otherwise.
+    return { aspect: 'listen', state: 'warn', message: `${address} is reachable from other hosts and the API has no token (http.allow_unauthenticated)`, hint: 'set http_token_file unless everyone who can reach this address may read what pgvigil stores' };
   }
   return { aspect: 'listen', state: 'ok', message: `${address} is free` };
 }

@@ -128,6 +128,22 @@ describe('loadConfig', () => {
       .toEqual(expect.arrayContaining([expect.stringMatching(/^notify\.pagerduty\.routing_key_file: cannot read the secret file: ENOENT/)]));
   });
 
+  it('refuses a non-loopback listen address without http_token_file unless http.allow_unauthenticated is set', () => {
+    expect(problemsOf(() => loadConfig({ flags: { listen: '0.0.0.0:9899' }, env: {} })))
+      .toEqual([expect.stringMatching(/^http_token_file: listen 0\.0\.0\.0:9899 is reachable from other hosts .* set http_token_file, listen on 127\.0\.0\.1, or set http\.allow_unauthenticated: true/)]);
+    const open = loadConfig({ file: file('open.yaml', 'listen: 0.0.0.0:9899\nhttp:\n  allow_unauthenticated: true\n'), env: {} });
+    expect(open.httpAllowUnauthenticated).toBe(true);
+    expect(open.httpToken).toBeNull();
+    const token = file('token', 'a-token-of-sufficient-length-0123\n');
+    expect(loadConfig({ flags: { listen: '[::]:9899', http_token_file: token }, env: {} }).httpToken).toBe('a-token-of-sufficient-length-0123');
+    expect(loadConfig({ flags: { listen: '[::1]:9899' }, env: {} }).httpAllowUnauthenticated).toBe(false);
+    const short = file('short-token', 'abc\n');
+    expect(problemsOf(() => loadConfig({ flags: { listen: '0.0.0.0:9899', http_token_file: short }, env: {} })))
+      .toEqual([expect.stringMatching(/^http_token_file: the token must be at least 16 characters \(e\.g\. openssl rand -hex 32 > .*short-token\)/)]);
+    expect(problemsOf(() => loadConfig({ file: file('open-typo.yaml', 'http:\n  allow_unauthenticated: "yes"\n'), env: {} })))
+      .toEqual([expect.stringMatching(/^http\.allow_unauthenticated: .*boolean/)]);
+  });
+
   it('names YAML syntax errors and a missing file', () => {
     expect(problemsOf(() => loadConfig({ file: file('syntax.yaml', 'listen: [\n'), env: {} }))[0]).toMatch(/^\(file\): YAML:/);
     expect(problemsOf(() => loadConfig({ file: join(dir, 'absent.yaml'), env: {} }))[0]).toMatch(/cannot read the config file/);

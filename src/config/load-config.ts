@@ -9,12 +9,16 @@ import type { z } from 'zod';
 import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
 import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
+import { isLoopback } from '../lib/listen-address.js';
+import type { RedactLevel } from '../lib/redact.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
 export const OVERRIDABLE_KEYS = ['dsn', 'log', 'db', 'listen', 'log_level', 'http_token_file'] as const;
 type OverridableKey = (typeof OVERRIDABLE_KEYS)[number];
 export type ConfigOverrides = Partial<Record<OverridableKey, string>>;
+
+const MIN_HTTP_TOKEN_CHARS = 16;
 
 export interface Target {
   name: string;
@@ -31,6 +35,10 @@ export interface Config {
   dbPath: string;
   logLevel: RawConfig['log_level'];
   httpToken: string | null;
+  /** Serve the API on a non-loopback address without a token (http.allow_unauthenticated). */
+  httpAllowUnauthenticated: boolean;
+  /** Statement text kept from log entries and polled sessions (src/lib/redact.ts). */
+  redact: RedactLevel;
   targets: Target[];
   collectors: {
     maxTablesPerDatabase: number;
@@ -163,6 +171,18 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
   const [host, port] = splitHostPort(raw.listen);
   if (port < 1 || port > 65535) problems.push({ path: 'listen', message: 'port must be 1-65535', value: raw.listen });
 
+  const httpToken = secret('http_token', null, raw.http_token_file);
+  // A short token can be guessed over the network it is there to keep out.
+  if (httpToken !== null && httpToken.length < MIN_HTTP_TOKEN_CHARS) {
+    problems.push({ path: 'http_token_file', message: `the token must be at least ${MIN_HTTP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 > ${raw.http_token_file})`, value: raw.http_token_file });
+  }
+  if (!isLoopback(host) && raw.http_token_file === null && !raw.http.allow_unauthenticated) {
+    problems.push({
+      path: 'http_token_file',
+      message: `listen ${raw.listen} is reachable from other hosts and the API would have no token: set http_token_file, listen on 127.0.0.1, or set http.allow_unauthenticated: true to serve it without one`,
+    });
+  }
+
   const pd = raw.notify.pagerduty;
   const routingKey = pd ? secret('notify.pagerduty.routing_key', pd.routing_key, pd.routing_key_file, env.PGVIGIL_PAGERDUTY_ROUTING_KEY) : null;
   if (pd && !routingKey) {
@@ -194,7 +214,9 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     listen: { host, port },
     dbPath: raw.db,
     logLevel: raw.log_level,
-    httpToken: secret('http_token', null, raw.http_token_file),
+    httpToken,
+    httpAllowUnauthenticated: raw.http.allow_unauthenticated,
+    redact: raw.redact,
     targets,
     collectors: {
       maxTablesPerDatabase: raw.collectors.max_tables_per_database,
@@ -220,8 +242,4 @@ function splitHostPort(listen: string): [string, number] {
   const at = listen.lastIndexOf(':');
   const host = listen.slice(0, at).replace(/^\[|\]$/g, '');
   return [host, Number(listen.slice(at + 1))];
-}
-
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }

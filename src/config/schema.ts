@@ -5,6 +5,7 @@
  * docs: config/pgvigil.example.yaml documents each key; a test checks it loads.
  */
 import { z } from 'zod';
+import { REDACT_LEVELS } from '../lib/redact.js';
 
 const hostPort = z
   .string()
@@ -155,6 +156,16 @@ const rules = z
   })
   .strict();
 
+const http = z
+  .object({
+    /**
+     * Serve /api and /readyz on a non-loopback listen address without http_token_file (a network
+     * where everyone who can reach pgvigil may read what it stores). pgvigil warns at each start.
+     */
+    allow_unauthenticated: z.boolean().default(false),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     listen: hostPort.default('127.0.0.1:9899'),
@@ -162,6 +173,9 @@ export const configSchema = z
     log_level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'),
     /** Bearer token file for the HTTP API; required when listen is not a loopback address. */
     http_token_file: z.string().nullable().default(null),
+    http: http.default(http.parse({})),
+    /** Statement text kept from log entries and polled sessions: off, literals, statements (src/lib/redact.ts). */
+    redact: z.enum(REDACT_LEVELS).default('off'),
     /** Single-server shorthand: dsn and log describe one target named "default". */
     dsn: z.string().nullable().default(null),
     log: z.string().nullable().default(null),

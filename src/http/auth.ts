@@ -9,11 +9,6 @@ import type { FastifyInstance } from 'fastify';
 
 const OPEN_PATHS = new Set(['/healthz', '/metrics']);
 
-export function isLoopback(host: string): boolean {
-  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
-}
-
 /** Reads a token file (first line, trimmed); errors name the file and what to do. */
 export function readTokenFile(path: string): string {
   let text: string;

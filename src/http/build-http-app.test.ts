@@ -204,6 +204,12 @@ describe('HTTP app token', () => {
     await expect(build({ listenHost: '0.0.0.0' })).rejects.toThrow(/http_token_file/);
   });
 
+  it('serves every route without a token beyond loopback when allowUnauthenticated is set', async () => {
+    const { app } = await build({ listenHost: '0.0.0.0', allowUnauthenticated: true });
+    expect((await app.inject('/api/events')).statusCode).toBe(200);
+    await app.close();
+  });
+
   it('requires the bearer token everywhere but /healthz and /metrics', async () => {
     const { app } = await build({ listenHost: '0.0.0.0', token: TOKEN });
     const status = async (url: string, authorization?: string) => (await app.inject({ url, headers: authorization ? { authorization } : {} })).statusCode;

@@ -4,17 +4,19 @@
  * Owns routing, auth and error shapes. Never queries PostgreSQL: everything served comes from
  * memory (metrics) or the local store (API).
  */
+import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { StoreQueries } from '../store/queries.js';
 import { registerApiRoutes } from './api-routes.js';
-import { isLoopback, requireBearer } from './auth.js';
+import { isLoopback } from '../lib/listen-address.js';
+import { requireBearer } from './auth.js';
 import { readiness, type ReadinessSources } from './readiness.js';
 import { registerTimelinePage } from './timeline-page.js';
 
 export interface HttpAppOptions {
-  metrics: { readonly contentType: string; render(): Promise<string> };
+  metrics: { readonly contentType: string; renderChunks(): Promise<Buffer[]> };
   queries: StoreQueries;
   readiness: ReadinessSources;
   clock: Clock;
@@ -22,12 +24,15 @@ export interface HttpAppOptions {
   listenHost: string;
   /** Bearer token (read with readTokenFile); null for none. */
   token: string | null;
+  /** A non-loopback host without a token is allowed (http.allow_unauthenticated). */
+  allowUnauthenticated?: boolean;
   logger?: Logger;
 }
 
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
-  if (options.token === null && !isLoopback(options.listenHost)) {
-    throw new Error(`listen host ${options.listenHost} is not a loopback address: set http_token_file so the API is not open to the network (or listen on 127.0.0.1)`);
+  // The config check refuses this first (exit 2); this guards every other caller.
+  if (options.token === null && !isLoopback(options.listenHost) && options.allowUnauthenticated !== true) {
+    throw new Error(`listen host ${options.listenHost} is not a loopback address: set http_token_file so the API is not open to the network (or listen on 127.0.0.1, or set http.allow_unauthenticated: true)`);
   }
   const app: FastifyInstance = Fastify({
     loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
@@ -46,8 +51,12 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     const state = readiness(options.readiness);
     return reply.code(state.ready ? 200 : 503).send(state);
   });
-  // Sent as bytes: encoded once, where a string would be measured and then encoded again.
-  app.get('/metrics', async (_request, reply) => reply.type(options.metrics.contentType).send(Buffer.from(await options.metrics.render(), 'utf8')));
+  // The cached chunks as they are (Metrics renders once per change, not per scrape), no copy.
+  app.get('/metrics', async (_request, reply) => {
+    const chunks = await options.metrics.renderChunks();
+    const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    return reply.type(options.metrics.contentType).header('content-length', bytes).send(Readable.from(chunks));
+  });
   registerApiRoutes(app, options.queries, options.clock);
   registerTimelinePage(app);
   await app.ready();

@@ -106,9 +106,18 @@ export class LatestSamples {
     for (; at < samples.length; at++) this.addOne(samples[at]!, nowMs, null);
   }
 
-  /** Appends every fresh series to `parts` (joined once by the caller); drops stale ones on the way. */
-  render(nowMs: number, parts: string[]): void {
+  get staleAfterMs(): number {
+    return this.options.staleAfterMs;
+  }
+
+  /**
+   * Appends every fresh series to `parts` (joined once by the caller); drops stale ones on the way.
+   * Returns when the oldest series kept was last seen (Infinity for none): until that plus
+   * staleAfterMs, the same text is still right if no sample arrives.
+   */
+  render(nowMs: number, parts: string[]): number {
     const staleBeforeMs = nowMs - this.options.staleAfterMs;
+    let oldestSeenMs = Infinity;
     for (const [name, family] of this.families) {
       const headerAt = parts.length;
       parts.push(family.header);
@@ -117,6 +126,7 @@ export class LatestSamples {
           this.remove(entry);
           continue;
         }
+        if (entry.seenMs < oldestSeenMs) oldestSeenMs = entry.seenMs;
         if (entry.valueText === '' || (this.downTargets.has(entry.target) && name !== UP_METRIC)) continue;
         parts.push(entry.prefix, entry.valueText);
       }
@@ -124,6 +134,7 @@ export class LatestSamples {
       if (family.series.size === 0) this.families.delete(name);
       if (parts.length === headerAt + 1) parts.pop();
     }
+    return oldestSeenMs;
   }
 
   private addOne(sample: Sample, nowMs: number, run: RunSeries | null): void {

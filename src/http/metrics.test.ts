@@ -192,6 +192,34 @@ describe('Metrics from polled samples', () => {
     expect(got.get('pgvigil_metrics_series')).toBe(1);
   });
 
+  it('serves the same rendering to every scrape until a commit brings new values', async () => {
+    const { writer, metrics, scrape } = setup({ targets: [{ name: 'db1', cluster: null }] });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1)], events: (await fixtureEvents()).slice(0, 5) });
+    writer.flush();
+    const polledLines = (text: string) => text.split('\n').filter((l) => /^(pg_|pgvigil_alert)/.test(l));
+    const first = await metrics.render();
+    const second = await metrics.render();
+    expect(polledLines(second)).toEqual(polledLines(first));
+    expect((await scrape()).get('pgvigil_metrics_renders_total')).toBe(1);
+
+    writer.enqueue({ samples: [sample('pg_a', {}, 2)] });
+    writer.flush();
+    const after = await scrape();
+    expect(after.get('pg_a{target="db1"}')).toBe(2);
+    expect(after.get('pgvigil_metrics_renders_total')).toBe(2);
+  });
+
+  it('renders again when the oldest series goes stale, with no commit in between', async () => {
+    const { writer, clock, scrape } = setup({ staleAfterMs: 60_000 });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1)] });
+    writer.flush();
+    expect((await scrape()).get('pg_a{target="db1"}')).toBe(1);
+    await clock.advance(60_001);
+    const got = await scrape();
+    expect(got.has('pg_a{target="db1"}')).toBe(false);
+    expect(got.get('pgvigil_metrics_series')).toBe(0);
+  });
+
   it('hides a target series while its server is unreachable (pg_up 0), keeping pg_up', async () => {
     const { writer, scrape } = setup();
     writer.enqueue({ samples: [sample('pg_up', {}, 1), sample('pg_stat_database_xact_commit_total', { datname: 'shop' }, 5), sample('pg_up', {}, 1, 'db2'), sample('pg_x', {}, 2, 'db2')] });

@@ -57,8 +57,28 @@ export function connectionHint(err: unknown): string {
     case '57P03':
       return 'the server is starting up or shutting down; pgvigil will retry.';
     default:
-      return 'see the error above; `pgvigil check` explains each setting pgvigil needs.';
+      return tlsHint(code, message) ?? 'see the error above; `pgvigil check` explains each setting pgvigil needs.';
   }
+}
+
+/**
+ * Node's TLS verification codes (sslmode=verify-ca/verify-full), in the words of the fix. The
+ * error's own message says which name or which certificate; the hint says where to look.
+ */
+const TLS_HINTS: Record<string, string> = {
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the server\'s certificate is not for the host in the dsn: connect by a name or address the certificate lists (subjectAltName), or issue it for this one.',
+  SELF_SIGNED_CERT_IN_CHAIN: 'the server\'s certificate was not issued by the CA in sslrootcert: point sslrootcert at the CA that signed it.',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the server\'s certificate is self-signed and not the one in sslrootcert: put that certificate (or its CA) in sslrootcert.',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the server\'s certificate was not issued by the CA in sslrootcert (or the server does not send the intermediate certificates): point sslrootcert at the CA that signed it.',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the CA that issued the server\'s certificate is not in sslrootcert: add it.',
+  CERT_HAS_EXPIRED: 'the server\'s certificate has expired: renew it (ssl_cert_file) and SELECT pg_reload_conf();',
+  CERT_NOT_YET_VALID: 'the server\'s certificate is not valid yet: check the clocks of both hosts.',
+};
+
+function tlsHint(code: string | undefined, message: string): string | null {
+  if (code !== undefined && code in TLS_HINTS) return TLS_HINTS[code]!;
+  if (/does not support SSL/i.test(message)) return 'the dsn asks for TLS (sslmode) and the server has ssl = off: turn ssl on in postgresql.conf, or change sslmode.';
+  return null;
 }
 
 const quoted = (message: string, before: string): string | null => new RegExp(`${before}"([^"]*)"`).exec(message)?.[1] ?? null;

@@ -18,6 +18,7 @@ import { PollScheduler } from './poll-scheduler.js';
 import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
 import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
+import { redactEvent, redactSample, type RedactLevel } from '../lib/redact.js';
 
 export class TargetSources implements Component {
   readonly name: string;
@@ -39,7 +40,7 @@ export class TargetSources implements Component {
       target: target.name,
       connection: clientConfigFor(target),
       collectors: createCollectors({ maxTablesPerDatabase: config.collectors.maxTablesPerDatabase, disabled: config.collectors.disabled }),
-      writer,
+      writer: redactingWriter(writer, config.redact),
       clock,
       logger: log.child({ component: 'poller' }),
       intervals: config.collectors.intervalMs,
@@ -71,7 +72,7 @@ export class TargetSources implements Component {
       ...(settings.prefix !== null ? { prefix: settings.prefix } : {}),
       ...(settings.timezone !== null ? { timezone: settings.timezone } : {}),
       startAt: logSource.start_at,
-      writer: namingWriter(this.deps.writer, this.names),
+      writer: namingWriter(redactingWriter(this.deps.writer, this.deps.config.redact), this.names),
       savedOffset: readSavedOffset(this.deps.db, this.target.name, logSource.path),
       clock: this.deps.clock,
       log,
@@ -94,6 +95,21 @@ export function relationNamesOf(scheduler: PollScheduler, options: Omit<Relation
     if (status.connected) void names.warm();
   });
   return names;
+}
+
+/** The writer, with the statement text of each batch redacted first: nothing unredacted is stored. */
+export function redactingWriter(writer: TailerWriter, level: RedactLevel): TailerWriter {
+  if (level === 'off') return writer;
+  return {
+    enqueue: (batch) => writer.enqueue({
+      ...batch,
+      ...(batch.events ? { events: batch.events.map((e) => redactEvent(e, level)) } : {}),
+      ...(batch.samples ? { samples: batch.samples.map((s) => redactSample(s, level)) } : {}),
+    }),
+    get accepting() {
+      return writer.accepting;
+    },
+  };
 }
 
 /** The writer, with the lock objects of each batch's events named from the cache first (no I/O). */

@@ -2,10 +2,11 @@
  * The CLI as an operator runs it: the built binary, real files, real exit codes.
  * `npm test` builds dist/ first.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { freePort, waitUntil } from '../helpers/pg-processes.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 
@@ -32,6 +33,30 @@ describe('pgvigil CLI', () => {
       expect(stderr).toContain('- retention.max_age_days: Invalid input: expected number, received string (got "a week")');
       expect(stderr).toContain('- (top level): unknown key "notfy"');
     }
+  });
+
+  it('run exits 2 naming http_token_file for a non-loopback listen address without a token, and starts with a warning under http.allow_unauthenticated', async () => {
+    const refused = pgvigil(['run', '--listen', '0.0.0.0:39898', '--db', join(dir, 'open.db'), '--dsn', 'postgres://nobody@127.0.0.1:1/postgres']);
+    expect(refused.code).toBe(EXIT.USAGE);
+    expect(refused.stderr).toMatch(/- http_token_file: listen 0\.0\.0\.0:39898 is reachable from other hosts .*http\.allow_unauthenticated: true/);
+    expect(refused.stderr).not.toMatch(/^\s+at /m);
+
+    const port = await freePort();
+    const config = join(dir, 'open.yaml');
+    writeFileSync(config, `listen: 0.0.0.0:${port}\nhttp:\n  allow_unauthenticated: true\ndb: ${join(dir, 'open.db')}\ndsn: postgres://nobody@127.0.0.1:1/postgres\n`);
+    const child = spawn(process.execPath, ['bin/pgvigil.js', 'run', '--config', config], { env: { PATH: process.env.PATH } });
+    let output = '';
+    child.stderr.setEncoding('utf8').on('data', (text: string) => { output += text; });
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitUntil(() => /"level":40,.*"msg":"http\.allow_unauthenticated: \/api and \/readyz are served without a token/.test(output), 20_000, 'the warning');
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/api/alerts`).catch(() => null))?.status === 200, 20_000, '/api served without a token');
+      child.kill('SIGTERM');
+      expect(await exit).toBe(EXIT.OK);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect(pgvigil(['check', '--config', config]).stdout).toMatch(/^WARN\s+listen\s+0\.0\.0\.0:\d+ is reachable from other hosts and the API has no token \(http\.allow_unauthenticated\)/m);
   });
 
   it('exits 2 on an unknown flag or subcommand and 0 on --help', () => {
