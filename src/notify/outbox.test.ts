@@ -176,4 +176,52 @@ describe('Outbox', () => {
     await outbox.stop();
     expect(channel.sent.map((p) => p.status)).toEqual(['firing', 'firing']);
   });
+
+  describe('when the wall clock jumps', () => {
+    const MINUTE = 60_000;
+    class Limited extends ScriptedChannel {
+      override readonly rateLimit = { key: 'limited', perMinute: 2 };
+    }
+
+    it('ten minutes back: a retry goes out after its backoff, not once the clock has caught up', async () => {
+      const { clock, store, outbox, rows, channel } = setup();
+      channel.answers.push(retry());
+      store.fire(fire('orders'), clock.nowMs());
+      await outbox.deliverDue();
+      expect(rows()).toHaveLength(1);
+      clock.jumpWallClock(-10 * MINUTE);
+      await clock.advance(1_000);
+      await outbox.deliverDue();
+      expect(channel.sent.map((p) => p.status)).toEqual(['firing', 'firing']);
+      expect(rows()).toEqual([]);
+    });
+
+    it('ten minutes back: a rate-limited channel resumes when its minute is over', async () => {
+      const { clock, store, outbox, rows, channel } = setup([new Limited()]);
+      for (const table of ['a', 'b', 'c']) store.fire(fire(table), clock.nowMs());
+      await outbox.deliverDue();
+      expect(channel.sent).toHaveLength(2);
+      clock.jumpWallClock(-10 * MINUTE);
+      await clock.advance(MINUTE);
+      await outbox.deliverDue();
+      expect(channel.sent.map((p) => p.dedup_key)).toEqual(['r/a', 'r/b', 'r/c']);
+      expect(rows()).toEqual([]);
+    });
+
+    it('an hour forward: every waiting row goes out once, in order for its key', async () => {
+      const { clock, store, outbox, rows, channel } = setup();
+      channel.answers.push(retry());
+      store.fire(fire('orders'), clock.nowMs());
+      store.resolve('r/orders', clock.nowMs());
+      store.fire(fire('lines'), clock.nowMs());
+      await outbox.deliverDue();
+      clock.jumpWallClock(60 * MINUTE);
+      await outbox.deliverDue();
+      await outbox.deliverDue();
+      const sent = (key: string) => channel.sent.filter((p) => p.dedup_key === key).map((p) => p.status);
+      expect(sent('r/orders')).toEqual(['firing', 'firing', 'resolved']);
+      expect(sent('r/lines')).toEqual(['firing']);
+      expect(rows()).toEqual([]);
+    });
+  });
 });

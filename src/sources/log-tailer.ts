@@ -198,7 +198,7 @@ export class LogTailer implements Component {
 
   private sleepMs(): number {
     if (!this.parser.hasPending()) return this.o.pollIntervalMs;
-    const idleLeftMs = this.lastLineMs + this.o.idleFlushMs - this.o.clock.nowMs();
+    const idleLeftMs = this.lastLineMs + this.o.idleFlushMs - this.o.clock.monotonicMs();
     return Math.max(1, Math.min(this.o.pollIntervalMs, idleLeftMs));
   }
 
@@ -298,7 +298,8 @@ export class LogTailer implements Component {
     const lines = current.splitter.stats.lines - linesBefore;
     this.counters.linesRead += lines;
     this.counters.overLongLines += current.splitter.stats.overLongLines - overLongBefore;
-    if (lines > 0) this.lastLineMs = this.o.clock.nowMs();
+    // Monotonic: a wall clock jumping back must not hold the last entry of a burst until it catches up.
+    if (lines > 0) this.lastLineMs = this.o.clock.monotonicMs();
     this.commit(current, events);
     current.sizeBytes = Math.max(current.sizeBytes, current.splitter.readOffset);
     while (!this.o.writer.accepting && !this.stopping) {
@@ -344,7 +345,7 @@ export class LogTailer implements Component {
   private flushIfIdle(): void {
     const current = this.current;
     if (!current || !this.parser.hasPending()) return;
-    if (this.o.clock.nowMs() - this.lastLineMs < this.o.idleFlushMs) return;
+    if (this.o.clock.monotonicMs() - this.lastLineMs < this.o.idleFlushMs) return;
     this.commit(current, this.parser.flush());
   }
 
