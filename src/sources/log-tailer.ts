@@ -221,7 +221,7 @@ export class LogTailer implements Component {
       this.counters.readErrors++;
       const text = `${where.file}: ${(err as Error).message}`;
       // Log a repeating failure once, not every poll; the counter keeps counting.
-      if (text !== this.lastErrorText) this.o.log.warn({ err, ...where, source: this.o.source }, 'log read failed; retrying on the next tick');
+      if (text !== this.lastErrorText) this.o.log.warn({ err, ...where, source: this.o.source, ...readFailureHint(err) }, 'log read failed; retrying on the next tick');
       this.lastErrorText = text;
     }
   }
@@ -441,3 +441,13 @@ export function readSavedOffset(
 }
 
 export type { LogFormat };
+
+/** What an operator can do about a read failure that is theirs to fix (permissions). */
+function readFailureHint(err: unknown): { hint?: string } {
+  if ((err as NodeJS.ErrnoException).code !== 'EACCES') return {};
+  const uid = process.getuid?.();
+  return {
+    hint: `pgvigil (uid ${uid ?? '?'}) may not read the log directory or file: give it read access ` +
+      '(x and r on the directory, r on the files: log_file_mode 0640 with a shared group, or 0644); reading resumes by itself',
+  };
+}
