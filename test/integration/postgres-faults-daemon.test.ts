@@ -88,7 +88,8 @@ it('survives the postmaster killed with SIGKILL: pg_up 0 then 1, the crash recov
   await waitUntil(async () => (await pgUp()) === '1', WAIT_MS, 'pg_up 1 after the restart');
   await daemon.waitForLog(/^lost primary; reconnecting$/, WAIT_MS);
   expect(daemon.logLines().filter((l) => /^connected to primary /.test(String(l.msg))).map((l) => l.restarted)).toEqual([false, true]);
-  await waitUntil(() => stored().phases.includes('automatic_recovery'), WAIT_MS, 'the crash recovery stored as server_restart events');
+  const recoveredAndReady = (phases: string[]) => phases.includes('automatic_recovery') && phases.lastIndexOf('ready') > phases.indexOf('automatic_recovery');
+  await waitUntil(() => recoveredAndReady(stored().phases), WAIT_MS, 'the crash recovery and the start stored as server_restart events');
   expect(stored().phases).toEqual(expect.arrayContaining(['interrupted', 'automatic_recovery', 'ready']));
   const ticksBefore = stored().ticks.length;
   await waitUntil(() => stored().ticks.length > ticksBefore + 10, WAIT_MS, 'ticks logged after the restart to be stored');
@@ -112,6 +113,7 @@ it(`survives the server stopped for ${STOPPED_MS / 1000} s: pg_up 0 throughout, 
   await waitUntil(async () => (await pgUp()) === '1', WAIT_MS, 'pg_up 1 after the start');
   await waitUntil(() => stored().commitSamples.some((ts) => ts > startedAt), WAIT_MS, 'samples after the start');
   expect(stored().commitSamples.filter((ts) => ts > stoppedAt + 1_000 && ts < startedAt)).toEqual([]);
+  await waitUntil(() => stored().phases.slice(phasesBefore).includes('ready'), WAIT_MS, 'the start read from the new log file');
   expect(stored().phases.slice(phasesBefore)).toEqual(expect.arrayContaining(['shutdown_requested', 'shut_down', 'ready']));
   await workload.stop();
   console.log(`server stopped ${STOPPED_MS / 1000} s: ${await expectEveryTickStoredOnce()}`);
