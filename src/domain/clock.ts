@@ -5,7 +5,13 @@
 import { DateTime } from 'luxon';
 
 export interface Clock {
+  /** Wall-clock time: what timestamps are made of. It can jump (NTP, an operator, a VM resumed). */
   nowMs(): number;
+  /**
+   * Milliseconds on a clock that never jumps, from an arbitrary origin: for measuring how long
+   * something lasted (hold-downs), never for a time of day.
+   */
+  monotonicMs(): number;
   now(): DateTime;
   /** Resolves after `ms`, or early (without rejecting) when `signal` aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
@@ -14,6 +20,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   nowMs: () => Date.now(),
+  monotonicMs: () => performance.now(),
   now: () => DateTime.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve) => {

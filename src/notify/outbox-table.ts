@@ -71,7 +71,7 @@ export class OutboxTable {
     this.replace = db.prepare('UPDATE outbox SET payload = ?, revision = revision + 1, alert_id = ? WHERE id = ?');
     this.selectDue = db.prepare(
       `SELECT * FROM outbox o
-       WHERE o.channel = ? AND o.state = 'pending' AND o.next_attempt_ms <= ?
+       WHERE o.channel = ? AND o.state = 'pending' AND (o.next_attempt_ms <= ? OR o.next_attempt_ms > ?)
          AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.channel = o.channel AND p.dedup_key = o.dedup_key
                          AND p.state = 'pending' AND p.id < o.id)
        ORDER BY o.id LIMIT ?`,
@@ -96,9 +96,13 @@ export class OutboxTable {
     return Number(this.insert.run(channel, outbound.dedupKey, outbound.action, payload, nowMs, dueMs, alertId).lastInsertRowid);
   }
 
-  /** Pending rows of a channel that are due and first in line for their key. */
-  due(channel: string, nowMs: number, limit: number): OutboxRow[] {
-    return (this.selectDue.all(channel, nowMs, limit) as RawRow[]).map(fromRaw);
+  /**
+   * Pending rows of a channel that are due and first in line for their key. A row scheduled more
+   * than horizonMs ahead (the longest delay anything schedules) was scheduled before the wall
+   * clock jumped back: it is due now rather than after the clock catches up.
+   */
+  due(channel: string, nowMs: number, horizonMs: number, limit: number): OutboxRow[] {
+    return (this.selectDue.all(channel, nowMs, nowMs + horizonMs, limit) as RawRow[]).map(fromRaw);
   }
 
   /** The receiver accepted `row`. False when its payload was replaced meanwhile: it is then due again at once. */

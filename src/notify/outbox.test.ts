@@ -176,4 +176,115 @@ describe('Outbox', () => {
     await outbox.stop();
     expect(channel.sent.map((p) => p.status)).toEqual(['firing', 'firing']);
   });
+
+  describe('when the wall clock jumps', () => {
+    const MINUTE = 60_000;
+    class Limited extends ScriptedChannel {
+      override readonly rateLimit = { key: 'limited', perMinute: 2 };
+    }
+
+    it('ten minutes back: a retry goes out after its backoff, not once the clock has caught up', async () => {
+      const { clock, store, outbox, rows, channel } = setup();
+      channel.answers.push(retry());
+      store.fire(fire('orders'), clock.nowMs());
+      await outbox.deliverDue();
+      expect(rows()).toHaveLength(1);
+      clock.jumpWallClock(-10 * MINUTE);
+      await clock.advance(1_000);
+      await outbox.deliverDue();
+      expect(channel.sent.map((p) => p.status)).toEqual(['firing', 'firing']);
+      expect(rows()).toEqual([]);
+    });
+
+    it('ten minutes back: a rate-limited channel resumes when its minute is over', async () => {
+      const { clock, store, outbox, rows, channel } = setup([new Limited()]);
+      for (const table of ['a', 'b', 'c']) store.fire(fire(table), clock.nowMs());
+      await outbox.deliverDue();
+      expect(channel.sent).toHaveLength(2);
+      clock.jumpWallClock(-10 * MINUTE);
+      await clock.advance(MINUTE);
+      await outbox.deliverDue();
+      expect(channel.sent.map((p) => p.dedup_key)).toEqual(['r/a', 'r/b', 'r/c']);
+      expect(rows()).toEqual([]);
+    });
+
+    it('an hour forward: every waiting row goes out once, in order for its key', async () => {
+      const { clock, store, outbox, rows, channel } = setup();
+      channel.answers.push(retry());
+      store.fire(fire('orders'), clock.nowMs());
+      store.resolve('r/orders', clock.nowMs());
+      store.fire(fire('lines'), clock.nowMs());
+      await outbox.deliverDue();
+      clock.jumpWallClock(60 * MINUTE);
+      await outbox.deliverDue();
+      await outbox.deliverDue();
+      const sent = (key: string) => channel.sent.filter((p) => p.dedup_key === key).map((p) => p.status);
+      expect(sent('r/orders')).toEqual(['firing', 'firing', 'resolved']);
+      expect(sent('r/lines')).toEqual(['firing']);
+      expect(rows()).toEqual([]);
+    });
+  });
+
+  it('keeps every notification through an hour-long outage, retries with capped backoff, then delivers each once, in order, within the rate limit', async () => {
+    const MINUTE = 60_000;
+    const STEP = 10_000;
+    const PER_MINUTE = 4;
+    /** A rate-limited receiver that is down (connection refused) until `down` turns false. */
+    class Outage extends ScriptedChannel {
+      override readonly rateLimit = { key: 'outage', perMinute: PER_MINUTE };
+      down = true;
+      readonly attempts: Array<{ atMs: number; key: string }> = [];
+      readonly accepted: Array<{ atMs: number; key: string; status: string }> = [];
+
+      override async send(payload: unknown): Promise<DeliveryResult> {
+        const { dedup_key: key, status } = payload as { dedup_key: string; status: string };
+        this.attempts.push({ atMs: clock.nowMs(), key });
+        if (this.down) return retry();
+        this.accepted.push({ atMs: clock.nowMs(), key, status });
+        return { outcome: 'accepted', status: 200 };
+      }
+    }
+    const receiver = new Outage();
+    const { clock, store, outbox, rows } = setup([receiver]);
+    const backoffMaxMs = 60_000; // setup()'s cap
+    // Over the hour: 10 alerts fire, every other one resolves a few minutes later.
+    const expected = new Map<string, string[]>();
+    for (let minute = 0; minute < 60; minute++) {
+      if (minute % 6 === 0) {
+        store.fire(fire(`t${minute / 6}`), clock.nowMs());
+        expected.set(`r/t${minute / 6}`, ['firing']);
+      }
+      if (minute % 12 === 3) {
+        store.resolve(`r/t${(minute - 3) / 6}`, clock.nowMs());
+        expected.get(`r/t${(minute - 3) / 6}`)!.push('resolved');
+      }
+      await clock.advance(MINUTE);
+      await outbox.deliverDue();
+    }
+    expect(receiver.accepted).toEqual([]);
+    const transitions = [...expected.values()].flat().length;
+    expect(rows()).toHaveLength(transitions);
+    // The first row was retried all hour, never more than the backoff cap (plus a delivery step) apart.
+    const first = receiver.attempts.filter((a) => a.key === 'r/t0').map((a) => a.atMs);
+    const gaps = first.slice(1).map((t, i) => t - first[i]!);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(backoffMaxMs + MINUTE);
+    expect(first.at(-1)! - first[0]!).toBeGreaterThan(55 * MINUTE);
+
+    receiver.down = false;
+    const backAt = clock.nowMs();
+    for (let i = 0; i < 30 && rows().length > 0; i++) {
+      await clock.advance(STEP);
+      await outbox.deliverDue();
+    }
+    expect(rows()).toEqual([]);
+    // Each transition once, a resolve never before its trigger.
+    const byKey = new Map<string, string[]>();
+    for (const a of receiver.accepted) byKey.set(a.key, [...(byKey.get(a.key) ?? []), a.status]);
+    expect(byKey).toEqual(expected);
+    // Never more than PER_MINUTE in any minute, and all out soon after the receiver came back.
+    for (const a of receiver.accepted) {
+      expect(receiver.accepted.filter((b) => b.atMs >= a.atMs && b.atMs < a.atMs + MINUTE).length).toBeLessThanOrEqual(PER_MINUTE);
+    }
+    expect(receiver.accepted.at(-1)!.atMs - backAt).toBeLessThanOrEqual(backoffMaxMs + Math.ceil(transitions / PER_MINUTE) * MINUTE);
+  });
 });

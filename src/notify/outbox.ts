@@ -56,11 +56,14 @@ export class Outbox implements Component {
   private readonly rateLimit = new RateLimit();
   private readonly passes = new Map<string, Promise<void>>();
   private readonly rerun = new Set<string>();
+  /** Per channel, when its rate limit allows a send again, in monotonic time (a duration, not a date). */
   private readonly pausedUntilMs = new Map<string, number>();
   private readonly delivered = new Map<string, number>();
   private readonly failures = new Map<string, Map<FailureClass, number>>();
   private readonly timers: Array<{ cancel(): void }> = [];
   private readonly options: Required<Omit<OutboxOptions, 'refresher'>> & Pick<OutboxOptions, 'refresher'>;
+  /** The longest delay a row is scheduled ahead: a retry's backoff or a group wait. */
+  private readonly horizonMs: number;
   private stopping = false;
 
   constructor(
@@ -72,6 +75,7 @@ export class Outbox implements Component {
   ) {
     this.table = new OutboxTable(db);
     this.options = { pollIntervalMs: 1_000, backoff: DEFAULT_BACKOFF, batchRows: 50, random: Math.random, ...options };
+    this.horizonMs = Math.max(this.options.backoff.maxMs, ...notifiers.map((n) => n.groupWaitMs));
     const names = notifiers.map((n) => n.channel);
     const duplicate = names.find((name, i) => names.indexOf(name) !== i);
     if (duplicate !== undefined) throw new Error(`two notifiers share the channel name "${duplicate}"; give each a distinct channel`);
@@ -150,9 +154,9 @@ export class Outbox implements Component {
   }
 
   private async runPass(notifier: Notifier): Promise<void> {
-    if (this.stopping || (this.pausedUntilMs.get(notifier.channel) ?? 0) > this.clock.nowMs()) return;
+    if (this.stopping || (this.pausedUntilMs.get(notifier.channel) ?? 0) > this.clock.monotonicMs()) return;
     for (;;) {
-      const rows = this.table.due(notifier.channel, this.clock.nowMs(), this.options.batchRows);
+      const rows = this.table.due(notifier.channel, this.clock.nowMs(), this.horizonMs, this.options.batchRows);
       if (rows.length === 0) return;
       for (const row of rows) {
         if (this.stopping) return;
@@ -163,10 +167,13 @@ export class Outbox implements Component {
     }
   }
 
-  /** Applies the channel's rate limit; false pauses the channel until a send is allowed. */
+  /**
+   * Applies the channel's rate limit; false pauses the channel until a send is allowed. The
+   * window is measured on the monotonic clock, so a wall clock jumping back cannot stretch it.
+   */
   private admit(notifier: Notifier): boolean {
     if (notifier.rateLimit === null) return true;
-    const nowMs = this.clock.nowMs();
+    const nowMs = this.clock.monotonicMs();
     const waitMs = this.rateLimit.take(notifier.rateLimit.key, notifier.rateLimit.perMinute, nowMs);
     if (waitMs === 0) return true;
     this.pausedUntilMs.set(notifier.channel, nowMs + waitMs);

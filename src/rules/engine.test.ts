@@ -148,3 +148,44 @@ describe('RuleEngine', () => {
     db.close();
   });
 });
+
+describe('RuleEngine when the wall clock jumps', () => {
+  const HOUR = 3_600 * S;
+  const present = { now: true };
+  const condition = scripted('r', () => (present.now ? [{ key: 'k' }] : []));
+
+  /** Started, evaluating every second on its own timer, with the condition firing for 3 s. */
+  async function firing() {
+    present.now = true;
+    const { e, sink, clock } = engine([condition], { intervalMs: S });
+    await e.start();
+    await clock.advance(3 * S);
+    expect(actions(sink)).toHaveLength(1);
+    return { e, sink, clock, startMs: clock.nowMs() - 3 * S };
+  }
+
+  it('an hour forward: a condition absent for one evaluation does not resolve its alert, nor page again when it is back', async () => {
+    const { e, sink, clock, startMs } = await firing();
+    present.now = false;
+    await clock.advance(S);
+    clock.jumpWallClock(HOUR);
+    await clock.advance(2 * S);
+    present.now = true;
+    await clock.advance(5 * S);
+    expect(actions(sink)).toEqual([`fire k @${startMs / S + 1}`]);
+    present.now = false;
+    await clock.advance(11 * S);
+    // Last seen at +11 s (steady time): resolved at +21 s, an hour later on the wall clock.
+    expect(actions(sink)).toEqual([`fire k @${startMs / S + 1}`, `resolve k @${(startMs + HOUR) / S + 21}`]);
+    await e.stop();
+  });
+
+  it('ten minutes back: an alert whose condition ended resolves after the hold-down, not ten minutes later', async () => {
+    const { e, sink, clock, startMs } = await firing();
+    present.now = false;
+    clock.jumpWallClock(-10 * 60 * S);
+    await clock.advance(11 * S);
+    expect(actions(sink)).toEqual([`fire k @${startMs / S + 1}`, `resolve k @${(startMs - 10 * 60 * S) / S + 13}`]);
+    await e.stop();
+  });
+});

@@ -64,6 +64,7 @@ export interface EngineDeps {
   options?: Partial<EngineOptions>;
 }
 
+/** lastSeen and lastFired are steady times (see evaluate): a wall-clock jump must not end a hold-down. */
 interface OpenAlert {
   ruleId: string;
   severity: Severity | null;
@@ -99,6 +100,7 @@ export class RuleEngine implements Component {
   private timer: { cancel(): void } | null = null;
   private running = false;
   private commitEvaluationQueued = false;
+  /** Steady time of the last evaluation. */
   private lastRunMs = -Infinity;
   private readonly counters = { evaluations: 0, lastEvaluationMs: null as number | null, sinkFailures: 0, duplicateFindings: 0 };
   private readonly ruleFailures = new Map<string, number>();
@@ -129,10 +131,16 @@ export class RuleEngine implements Component {
     };
   }
 
-  /** One evaluation of every rule at `nowMs` (the clock's time by default). */
-  evaluate(nowMs: number = this.deps.clock.nowMs()): EvaluationReport {
+  /**
+   * One evaluation of every rule at `nowMs` (the clock's time by default). Hold-downs and the
+   * re-fire interval are measured in `steadyMs`: the monotonic clock when the engine runs live,
+   * so a wall clock jumping an hour forward does not resolve an alert whose condition was absent
+   * for one evaluation, and one jumping back does not hold an alert open until it catches up.
+   * A caller that gives nowMs (a replay, a test) drives both with it.
+   */
+  evaluate(nowMs: number = this.deps.clock.nowMs(), steadyMs: number = nowMs): EvaluationReport {
     const started = performance.now();
-    this.lastRunMs = nowMs;
+    this.lastRunMs = steadyMs;
     const report: EvaluationReport = { fired: [], updated: [], resolved: [], failedRules: [] };
     const view = this.deps.views.at(nowMs);
     const seen = new Set<string>();
@@ -152,25 +160,25 @@ export class RuleEngine implements Component {
           continue;
         }
         seen.add(finding.dedupKey);
-        this.apply(rule, finding, nowMs, report);
+        this.apply(rule, finding, nowMs, steadyMs, report);
       }
     }
-    this.resolveAbsent(seen, new Set(report.failedRules), nowMs, report);
+    this.resolveAbsent(seen, new Set(report.failedRules), nowMs, steadyMs, report);
     this.counters.evaluations++;
     this.counters.lastEvaluationMs = performance.now() - started;
     return report;
   }
 
-  private apply(rule: Rule, finding: Finding, nowMs: number, report: EvaluationReport): void {
+  private apply(rule: Rule, finding: Finding, nowMs: number, steadyMs: number, report: EvaluationReport): void {
     const severity = finding.severity ?? rule.severity;
     const known = this.open.get(finding.dedupKey);
     if (known) {
-      known.lastSeenMs = nowMs;
+      known.lastSeenMs = steadyMs;
       // Resumed after a restart without severity or summary: adopt the current ones, no re-page.
       known.severity ??= severity;
       known.summary ??= finding.summary;
       const severityChanged = known.severity !== severity;
-      const summaryDue = known.summary !== finding.summary && nowMs - known.lastFiredMs >= this.options.refireMinIntervalMs;
+      const summaryDue = known.summary !== finding.summary && steadyMs - known.lastFiredMs >= this.options.refireMinIntervalMs;
       if (!severityChanged && !summaryDue) return;
     }
     const input: AlertFireInput = {
@@ -178,17 +186,17 @@ export class RuleEngine implements Component {
       summary: finding.summary, evidence: finding.evidence,
     };
     if (!this.call(() => this.deps.alerts.fire(input, nowMs), { dedupKey: finding.dedupKey, action: 'fire' })) return;
-    this.open.set(finding.dedupKey, { ruleId: rule.id, severity, summary: finding.summary, lastSeenMs: nowMs, lastFiredMs: nowMs });
+    this.open.set(finding.dedupKey, { ruleId: rule.id, severity, summary: finding.summary, lastSeenMs: steadyMs, lastFiredMs: steadyMs });
     (known ? report.updated : report.fired).push(finding.dedupKey);
   }
 
-  private resolveAbsent(seen: Set<string>, failed: Set<string>, nowMs: number, report: EvaluationReport): void {
+  private resolveAbsent(seen: Set<string>, failed: Set<string>, nowMs: number, steadyMs: number, report: EvaluationReport): void {
     const enabled = new Set(this.rules.map((r) => r.id));
     for (const [key, alert] of this.open) {
       if (seen.has(key) || failed.has(alert.ruleId)) continue;
       // An alert of a rule that is disabled or no longer exists would never resolve otherwise.
       const watched = enabled.has(alert.ruleId);
-      if (watched && nowMs - alert.lastSeenMs < this.options.holdDownMs) continue;
+      if (watched && steadyMs - alert.lastSeenMs < this.options.holdDownMs) continue;
       if (!this.call(() => this.deps.alerts.resolve(key, nowMs), { dedupKey: key, action: 'resolve' })) continue;
       this.open.delete(key);
       report.resolved.push(key);
@@ -207,7 +215,7 @@ export class RuleEngine implements Component {
   }
 
   private loadFiring(): void {
-    const nowMs = this.deps.clock.nowMs();
+    const steadyMs = this.deps.clock.monotonicMs();
     let firing: ReturnType<NonNullable<AlertSink['openAlerts']>> = [];
     try {
       firing = this.deps.alerts.openAlerts?.() ?? [];
@@ -217,7 +225,7 @@ export class RuleEngine implements Component {
     for (const a of firing) {
       // A fresh hold-down: the condition must be seen absent for a while after a restart too.
       this.open.set(a.dedupKey, {
-        ruleId: a.ruleId, severity: a.severity ?? null, summary: a.summary ?? null, lastSeenMs: nowMs, lastFiredMs: nowMs,
+        ruleId: a.ruleId, severity: a.severity ?? null, summary: a.summary ?? null, lastSeenMs: steadyMs, lastFiredMs: steadyMs,
       });
     }
     if (firing.length > 0) this.deps.log.info({ openAlerts: firing.length }, 'rules engine resumed open alerts');
@@ -229,7 +237,7 @@ export class RuleEngine implements Component {
 
   private afterCommit(): void {
     if (!this.running || this.commitEvaluationQueued) return;
-    if (this.deps.clock.nowMs() - this.lastRunMs < this.options.flushMinGapMs) return;
+    if (this.deps.clock.monotonicMs() - this.lastRunMs < this.options.flushMinGapMs) return;
     this.commitEvaluationQueued = true;
     // After the writer's listeners return: the commit must not wait for the rules.
     queueMicrotask(() => {
@@ -240,7 +248,7 @@ export class RuleEngine implements Component {
 
   private guarded(): void {
     try {
-      this.evaluate();
+      this.evaluate(this.deps.clock.nowMs(), this.deps.clock.monotonicMs());
     } catch (err) {
       // The view could not be built (the store is unreadable): try again on the next tick.
       this.deps.log.error({ err }, 'rules evaluation failed');

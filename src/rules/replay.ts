@@ -118,6 +118,11 @@ export class EventTimeClock implements Clock {
     return this.currentMs;
   }
 
+  /** In a replay, the log's time is the only time: it does not jump. */
+  monotonicMs(): number {
+    return this.currentMs;
+  }
+
   now(): DateTime {
     return DateTime.fromMillis(this.currentMs, { zone: 'utc' });
   }

@@ -198,7 +198,7 @@ export class LogTailer implements Component {
 
   private sleepMs(): number {
     if (!this.parser.hasPending()) return this.o.pollIntervalMs;
-    const idleLeftMs = this.lastLineMs + this.o.idleFlushMs - this.o.clock.nowMs();
+    const idleLeftMs = this.lastLineMs + this.o.idleFlushMs - this.o.clock.monotonicMs();
     return Math.max(1, Math.min(this.o.pollIntervalMs, idleLeftMs));
   }
 
@@ -221,7 +221,7 @@ export class LogTailer implements Component {
       this.counters.readErrors++;
       const text = `${where.file}: ${(err as Error).message}`;
       // Log a repeating failure once, not every poll; the counter keeps counting.
-      if (text !== this.lastErrorText) this.o.log.warn({ err, ...where, source: this.o.source }, 'log read failed; retrying on the next tick');
+      if (text !== this.lastErrorText) this.o.log.warn({ err, ...where, source: this.o.source, ...readFailureHint(err) }, 'log read failed; retrying on the next tick');
       this.lastErrorText = text;
     }
   }
@@ -298,7 +298,8 @@ export class LogTailer implements Component {
     const lines = current.splitter.stats.lines - linesBefore;
     this.counters.linesRead += lines;
     this.counters.overLongLines += current.splitter.stats.overLongLines - overLongBefore;
-    if (lines > 0) this.lastLineMs = this.o.clock.nowMs();
+    // Monotonic: a wall clock jumping back must not hold the last entry of a burst until it catches up.
+    if (lines > 0) this.lastLineMs = this.o.clock.monotonicMs();
     this.commit(current, events);
     current.sizeBytes = Math.max(current.sizeBytes, current.splitter.readOffset);
     while (!this.o.writer.accepting && !this.stopping) {
@@ -344,7 +345,7 @@ export class LogTailer implements Component {
   private flushIfIdle(): void {
     const current = this.current;
     if (!current || !this.parser.hasPending()) return;
-    if (this.o.clock.nowMs() - this.lastLineMs < this.o.idleFlushMs) return;
+    if (this.o.clock.monotonicMs() - this.lastLineMs < this.o.idleFlushMs) return;
     this.commit(current, this.parser.flush());
   }
 
@@ -440,3 +441,13 @@ export function readSavedOffset(
 }
 
 export type { LogFormat };
+
+/** What an operator can do about a read failure that is theirs to fix (permissions). */
+function readFailureHint(err: unknown): { hint?: string } {
+  if ((err as NodeJS.ErrnoException).code !== 'EACCES') return {};
+  const uid = process.getuid?.();
+  return {
+    hint: `pgvigil (uid ${uid ?? '?'}) may not read the log directory or file: give it read access ` +
+      '(x and r on the directory, r on the files: log_file_mode 0640 with a shared group, or 0644); reading resumes by itself',
+  };
+}

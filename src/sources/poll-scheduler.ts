@@ -377,12 +377,12 @@ export class PollScheduler implements Component {
   private release(db: string): void {
     this.options.logger.info({ target: this.options.target, database: db },
       'a session wants the database to itself (DROP, RENAME, SET TABLESPACE or TEMPLATE of it); closing connections to it');
-    if (db === this.mainDatabase) this.mainReleasedUntilMs = this.options.clock.nowMs() + MAIN_DATABASE_RELEASE_MS;
+    if (db === this.mainDatabase) this.mainReleasedUntilMs = this.options.clock.monotonicMs() + MAIN_DATABASE_RELEASE_MS;
     void this.connections.end(db);
   }
 
   private mainReleased(): boolean {
-    return this.options.clock.nowMs() < this.mainReleasedUntilMs;
+    return this.options.clock.monotonicMs() < this.mainReleasedUntilMs;
   }
 
   /** Whether a database may be visited now. */

@@ -1,5 +1,7 @@
 /**
  * A Clock that tests step by hand. Timers fire in order of due time as `advance()` passes them.
+ * `jumpWallClock()` moves only the wall clock, as NTP or an operator does: timers, like Node's,
+ * run on the monotonic clock and are not moved.
  */
 import { DateTime } from 'luxon';
 import type { Clock } from '../../src/domain/clock.js';
@@ -13,15 +15,27 @@ interface Timer {
 
 export class ManualClock implements Clock {
   private timers: Timer[] = [];
+  /** nowMs() - monotonic time: changed only by jumpWallClock. */
+  private wallOffsetMs = 0;
 
+  /** Both the wall clock and the monotonic clock start at currentMs. */
   constructor(private currentMs: number = Date.UTC(2026, 0, 1)) {}
 
   nowMs(): number {
+    return this.currentMs + this.wallOffsetMs;
+  }
+
+  monotonicMs(): number {
     return this.currentMs;
   }
 
   now(): DateTime {
-    return DateTime.fromMillis(this.currentMs);
+    return DateTime.fromMillis(this.nowMs());
+  }
+
+  /** The wall clock jumps by deltaMs (negative: backwards); no timer fires or moves. */
+  jumpWallClock(deltaMs: number): void {
+    this.wallOffsetMs += deltaMs;
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -103,6 +103,19 @@ describe('tailer: one file', () => {
     expect(rig.seqs()).toEqual([0]);
   });
 
+  it('flushes a lone last entry a second after its line even when the wall clock jumped back 10 minutes', async () => {
+    const dir = tempDir('tail-idle-jump');
+    const file = path.join(dir, 'postgresql.log');
+    writeFileSync(file, logLines(0, 1));
+    rig = await startRig(dir, { source: file });
+    await waitFor(() => rig!.tailer.stats().linesRead === 1, 'the line to be read', async () => rig!.tailer.wake());
+    rig.clock.jumpWallClock(-600_000);
+    await rig.clock.advance(1_100);
+    rig.tailer.wake();
+    await waitFor(() => rig!.seqs().length === 1, 'the idle flush, not 10 minutes later', undefined, 5_000);
+    expect(rig.seqs()).toEqual([0]);
+  });
+
   it('is woken by file-system events (chokidar) without the poll interval', async () => {
     const dir = tempDir('tail-watch');
     const file = path.join(dir, 'postgresql.log');

@@ -1,0 +1,135 @@
+/**
+ * Disk full, for real: `pgvigil run` (built, dist/) keeps its store on a small tmpfs that the test
+ * mounts, while a real PostgreSQL 18 logs numbered WARNINGs. The test fills the filesystem:
+ * commits fail, /metrics says `pgvigil_store_write_failing 1`, the tailer's saved position stops
+ * where the last commit left it and the store stays whole (`PRAGMA integrity_check`). Space comes
+ * back: the gauge returns to 0 and every tick is stored exactly once.
+ *
+ * Needs root (mount); skipped with the reason otherwise, and failing instead under CI=true,
+ * where .ci/run runs as root.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
+import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { countLogFiles, LogWorkload } from '../helpers/log-workload.js';
+import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-server.js';
+
+const FILESYSTEM_MB = 16;
+const WAIT_MS = 30_000;
+
+/** Why a tmpfs cannot be mounted here, or null when it can (tried once, then unmounted). */
+function cannotMount(): string | null {
+  if (process.getuid?.() !== 0) return 'mounting a small tmpfs needs root';
+  const probe = mkdtempSync(join(tmpdir(), 'pgvigil-mount-probe-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'pipe' });
+    execFileSync('umount', [probe], { stdio: 'pipe' });
+    return null;
+  } catch (err) {
+    return `cannot mount a tmpfs: ${(err as Error).message.split('\n')[0]}`;
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+}
+
+const missing = cannotMount();
+if (missing !== null && process.env.CI === 'true') throw new Error(`${missing}; under CI=true this test must run (.ci/run runs as root)`);
+
+describe.skipIf(missing !== null)(`a full disk under the store${missing === null ? '' : ` (skipped: ${missing})`}`, () => {
+  const mountPoint = mkdtempSync(join(tmpdir(), 'pgvigil-disk-full-'));
+  const workload = new LogWorkload({ label: 'disk-full', tickEveryMs: 20, padBytes: 400 });
+  let primary: PgServer;
+  let daemon: DaemonProcess | null = null;
+
+  beforeAll(async () => {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${FILESYSTEM_MB}m`, 'tmpfs', mountPoint]);
+    primary = await startPrimary({ version: 18, name: 'disk-full' });
+  });
+
+  afterAll(async () => {
+    daemon?.child.kill('SIGKILL');
+    await workload.stop();
+    await destroyAllServers();
+    execFileSync('umount', ['--lazy', mountPoint]);
+    rmSync(mountPoint, { recursive: true, force: true });
+  });
+
+  const store = join(mountPoint, 'pgvigil.db');
+  const filler = join(mountPoint, 'filler');
+
+  /** Writes the filesystem full; returns the bytes written. */
+  function fill(): number {
+    const fd = openSync(filler, 'w');
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let written = 0;
+    try {
+      for (;;) written += writeSync(fd, chunk);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    } finally {
+      closeSync(fd);
+    }
+    return written;
+  }
+
+  function readStore() {
+    const db = openStore(store, { readonly: true });
+    try {
+      return {
+        messages: db.prepare('SELECT message FROM events').pluck().all() as string[],
+        offset: db.prepare('SELECT offset FROM tailer_offsets').pluck().get() as number | undefined,
+        integrity: db.pragma('integrity_check', { simple: true }) as string,
+      };
+    } finally {
+      db.close();
+    }
+  }
+
+  const storedTicks = () => readStore().messages.flatMap((m) => workload.tickMessage.exec(m)?.[1] ?? []).map(Number);
+  const gauge = async (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec(await daemon!.metrics())?.[1];
+
+  it('stops committing with pgvigil_store_write_failing 1, keeps what it read, and commits it all once space is back', async () => {
+    const config = join(mountPoint, 'pgvigil.yaml');
+    writeFileSync(config, stringify({ db: store, targets: [{ name: 'primary', dsn: primary.dsn(), log: { path: primary.logDir, start_at: 'beginning' } }] }));
+    onTestFailed(() => console.error(`pgvigil output:\n${daemon?.output()}`));
+    daemon = await spawnDaemon(['--config', config]);
+    workload.start(primary);
+    await waitUntil(() => storedTicks().length > 20, WAIT_MS, 'ticks to be stored');
+    expect(await gauge('pgvigil_store_write_failing')).toBe('0');
+
+    const filled = fill();
+    await waitUntil(async () => (await gauge('pgvigil_store_write_failing')) === '1', WAIT_MS, 'pgvigil_store_write_failing 1');
+    const failedAt = readStore();
+    expect(failedAt.integrity).toBe('ok');
+    // While the disk stays full nothing is half-committed: the saved position does not move.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const stillFailing = readStore();
+    expect(stillFailing.offset).toBe(failedAt.offset);
+    expect(stillFailing.messages.length).toBe(failedAt.messages.length);
+    expect(Number(await gauge('pgvigil_store_backlog_rows'))).toBeGreaterThan(0);
+    expect(daemon.output()).toMatch(/"msg":"store write failed; keeping the batch and retrying"/);
+    expect(daemon.child.exitCode).toBeNull();
+
+    unlinkSync(filler);
+    await waitUntil(async () => (await gauge('pgvigil_store_write_failing')) === '0', WAIT_MS, 'pgvigil_store_write_failing 0 once space is back');
+    expect(daemon.output()).toMatch(/"msg":"store writes succeed again"/);
+    await workload.stop();
+    const inLog = [...countLogFiles(primary.logFiles(), workload.tickLine).ticks.values()].sort((a, b) => a - b);
+    await waitUntil(() => storedTicks().length >= inLog.length, WAIT_MS, `all ${inLog.length} ticks stored`);
+    const stored = storedTicks().sort((a, b) => a - b);
+    console.log(`disk full: ${Math.round(filled / 1024)} KiB of filler filled the ${FILESYSTEM_MB} MiB tmpfs after ${failedAt.messages.length} entries;` +
+      ` ticks logged ${workload.ticks}, in the log ${inLog.length}, stored ${stored.length}`);
+    expect(inLog).toEqual(Array.from({ length: workload.ticks }, (_, i) => i));
+    expect(stored).toEqual(inLog);
+    expect(readStore().integrity).toBe('ok');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exit).toEqual({ code: 0, signal: null });
+    daemon = null;
+  }, 120_000);
+});
