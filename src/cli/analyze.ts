@@ -17,6 +17,7 @@ import type { LogFormat } from '../parsers/framer.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
+import { expandInputs, STDIN } from '../sources/log-inputs.js';
 import { readHeadLines, readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
@@ -46,8 +47,15 @@ export interface AnalyzeIo {
 const MAX_EXAMPLES = 20;
 
 /** Runs the analysis; resolves to the exit code (1 when a file could not be read). */
-export async function runAnalyze(files: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function runAnalyze(args: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const log = io.log ?? silentLogger();
+  let files: string[];
+  try {
+    files = await expandInputs(args);
+  } catch (err) {
+    io.stderr.write(`pgvigil analyze: ${(err as Error).message}\n`);
+    return EXIT.FAILURE;
+  }
   const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
@@ -173,6 +181,7 @@ async function orderByFirstTimestamp(files: string[], settings: ParserSettings, 
 }
 
 async function firstTimestamp(file: string, settings: ParserSettings, log: Logger): Promise<number | null> {
+  if (file === STDIN) return null; // read once, when its turn comes
   try {
     const parser = new SourceParser(settings, log);
     parser.openFile(file);
@@ -234,8 +243,8 @@ class BufferedOutput {
 /** The `analyze` subcommand; the exit code goes to `setExitCode`. */
 export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
-    .description('analyze server log files (plain or .gz) offline and print a summary')
-    .argument('<files...>', 'log files, read in the order of their first timestamps')
+    .description('analyze server log files (plain, .gz, .bz2, .xz, .zst) offline and print a summary')
+    .argument('<files...>', "log files, directories, quoted globs ('logs/*.gz') or - for stdin; read in the order of their first timestamps")
     .addOption(new Option('--format <format>', 'log format').choices(['auto', 'stderr', 'csvlog', 'jsonlog']).default('auto'))
     .option('--prefix <prefix>', "log_line_prefix of stderr logs (default: detected)")
     .option('--tz <zone>', 'time zone for timestamps without one (IANA name)')

@@ -1,15 +1,15 @@
 /**
- * Reads whole log files for offline analysis: plain or gzip (recognised by its magic bytes, so a
- * rotated `.1` that is compressed still reads), in ~64 KiB chunks, as physical lines with byte
- * offsets (offsets in the decompressed stream for gzip).
+ * Reads whole log files for offline analysis: plain, compressed (gzip, bzip2, xz, zstd: see
+ * log-inputs.ts) or standard input, in ~64 KiB chunks, as physical lines with byte offsets
+ * (offsets in the decompressed stream when compressed).
  *
  * Owns: opening, decompressing, chunking. Never: parsing, or following a growing file (the tailer
  * does that).
  */
-import { createReadStream, promises as fsp } from 'node:fs';
-import { createGunzip } from 'node:zlib';
+import { promises as fsp } from 'node:fs';
 import type { PhysicalLine } from '../parsers/framer.js';
 import { LineSplitter, type LineSplitterStats } from './line-reader.js';
+import { compressionOfFile, decodedChunks, STDIN } from './log-inputs.js';
 
 export const CHUNK_BYTES = 64 * 1024;
 /** Bytes per read() of a plain file; split into CHUNK_BYTES chunks for decoding. */
@@ -36,9 +36,8 @@ export async function isGzip(path: string): Promise<boolean> {
  * Chunks stay ~64 KiB because that is the size lines are decoded and split at fastest.
  */
 export async function* readChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerator<Buffer> {
-  if (await isGzip(path)) {
-    const stream = createReadStream(path, { highWaterMark: chunkBytes }).pipe(createGunzip({ chunkSize: chunkBytes }));
-    for await (const chunk of stream) yield chunk as Buffer;
+  if (path === STDIN || (await compressionOfFile(path)) !== null) {
+    yield* decodedChunks(path, chunkBytes);
     return;
   }
   const handle = await fsp.open(path, 'r');
