@@ -13,7 +13,7 @@ import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import type { LogFormat } from '../parsers/framer.js';
+import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
@@ -26,7 +26,7 @@ import type { OfflineRules } from './analyze-rules.js';
 import { EXIT } from './exit-codes.js';
 
 export interface AnalyzeOptions {
-  format?: LogFormat | 'auto';
+  format?: InputFormat;
   prefix?: string;
   tz?: string;
   json?: boolean;
@@ -68,6 +68,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   let overLongLines = 0;
   const examples: AnalyzeReport['unparsed_examples'] = [];
   const firstLines = new Map<string, string>();
+  const notUnderstood: AnalyzeFileReport[] = [];
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
@@ -111,9 +112,10 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       await drain();
-      report.format = parser.format?.format ?? null;
+      report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
+      if (report.lines > 0 && report.error === null && (stats?.entries ?? 0) === 0) notUnderstood.push(report);
       if (stats) {
         for (const e of stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file, ...e });
         totals = totals ? addStats(totals, stats) : stats;
@@ -142,8 +144,9 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   const summaryOut = options.events ? io.stderr : io.stdout;
   summaryOut.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report));
   await output.drain();
+  // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
-  if (notALog) io.stderr.write(nothingUnderstood(reports, firstLines, options));
+  if (notUnderstood.length > 0) io.stderr.write(nothingUnderstood(notUnderstood, firstLines, options));
   return notALog || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
 }
 
@@ -151,14 +154,14 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
 export function nothingUnderstood(files: readonly AnalyzeFileReport[], firstLines: ReadonlyMap<string, string>, options: Pick<AnalyzeOptions, 'format' | 'prefix'>): string {
   const tried = files.filter((f) => f.lines > 0).map((f) => {
     const format = !options.format || options.format === 'auto' ? `format ${f.format ?? 'unknown'} (detected)` : `--format ${options.format}`;
-    const prefix = f.format !== 'stderr' ? '' : options.prefix !== undefined ? `, --prefix ${JSON.stringify(options.prefix)}`
+    const prefix = f.format === null || f.format === 'csvlog' || f.format === 'jsonlog' || f.format === 'cnpg' ? '' : options.prefix !== undefined ? `, --prefix ${JSON.stringify(options.prefix)}`
       : f.prefix !== null ? `, log_line_prefix ${JSON.stringify(f.prefix)} (detected)` : ', no log_line_prefix detected';
     const first = firstLines.get(f.path) ?? '';
     return `  ${f.path}: tried ${format}${prefix}; first line: ${JSON.stringify(first.length > 120 ? `${first.slice(0, 120)}...` : first)}\n`;
   });
   return 'pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' + tried.join('') +
-    "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
-    "log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
+    `  If these are PostgreSQL logs, give their format with --format ${INPUT_FORMATS.filter((f) => f !== 'auto').join('|')} and, for stderr ` +
+    "(and the stderr lines inside joined, cloud-logging and logplex), the server's log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
 }
 
 /** The snake_case envelope of `--events` (and of stored events' JSON). */
@@ -245,7 +248,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
     .description('analyze server log files (plain, .gz, .bz2, .xz, .zst) offline and print a summary')
     .argument('<files...>', "log files, directories, quoted globs ('logs/*.gz') or - for stdin; read in the order of their first timestamps")
-    .addOption(new Option('--format <format>', 'log format').choices(['auto', 'stderr', 'csvlog', 'jsonlog']).default('auto'))
+    .addOption(new Option('--format <format>', 'log format (README: Formats)').choices(INPUT_FORMATS).default('auto'))
     .option('--prefix <prefix>', "log_line_prefix of stderr logs (default: detected)")
     .option('--tz <zone>', 'time zone for timestamps without one (IANA name)')
     .option('--json', 'print one JSON document instead of text')

@@ -1,0 +1,43 @@
+/**
+ * Google Cloud Logging exports of Cloud SQL and AlloyDB for PostgreSQL (`gcloud logging read
+ * --format=json` flattened to one object per line, or a Logs Router sink to Cloud Storage): one
+ * LogEntry per line, the server's stderr line in `textPayload` (or `jsonPayload.message`), with
+ * the export's own `timestamp`, `severity`, `logName` (`.../logs/cloudsql.googleapis.com%2Fpostgres.log`)
+ * and `resource.labels.database_id` ("project:instance").
+ *
+ * The PostgreSQL text keeps its log_line_prefix, which carries the time and pid, so the entry is
+ * read from it; the export's fields only tell PostgreSQL's entries from other services'. A
+ * payload with newlines is the lines of one entry.
+ */
+import type { OpenEnvelope } from './envelope-framer.js';
+
+interface CloudLogEntry {
+  textPayload?: unknown;
+  jsonPayload?: { message?: unknown };
+  logName?: unknown;
+}
+
+/** The PostgreSQL lines of one exported entry; null for another service's entry or a line that is not one. */
+export const openCloudLogging: OpenEnvelope = (text) => {
+  const entry = cloudLogEntry(text);
+  if (entry === null) return null;
+  if (typeof entry.logName === 'string' && !entry.logName.includes('postgres')) return null;
+  const payload = typeof entry.textPayload === 'string' ? entry.textPayload : entry.jsonPayload?.message;
+  if (typeof payload !== 'string') return null;
+  return (payload.endsWith('\n') ? payload.slice(0, -1) : payload).split('\n');
+};
+
+/** The object on the line when it has the shape of a Cloud Logging entry, else null. */
+export function cloudLogEntry(text: string): CloudLogEntry | null {
+  if (text.charCodeAt(0) !== 123 /* { */) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const o = value as Record<string, unknown>;
+  const hasPayload = 'textPayload' in o || (typeof o.jsonPayload === 'object' && o.jsonPayload !== null);
+  return hasPayload && ('logName' in o || 'resource' in o || 'insertId' in o) ? (o as CloudLogEntry) : null;
+}
