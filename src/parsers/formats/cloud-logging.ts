@@ -10,6 +10,7 @@
  * payload with newlines is the lines of one entry.
  */
 import type { OpenEnvelope } from './envelope-framer.js';
+import { jsonObjectOf } from './json-line.js';
 
 interface CloudLogEntry {
   textPayload?: unknown;
@@ -29,15 +30,8 @@ export const openCloudLogging: OpenEnvelope = (text) => {
 
 /** The object on the line when it has the shape of a Cloud Logging entry, else null. */
 export function cloudLogEntry(text: string): CloudLogEntry | null {
-  if (text.charCodeAt(0) !== 123 /* { */) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const o = value as Record<string, unknown>;
+  const o = jsonObjectOf(text);
+  if (o === null) return null;
   const hasPayload = 'textPayload' in o || (typeof o.jsonPayload === 'object' && o.jsonPayload !== null);
   return hasPayload && ('logName' in o || 'resource' in o || 'insertId' in o) ? (o as CloudLogEntry) : null;
 }

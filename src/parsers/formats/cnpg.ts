@@ -11,6 +11,7 @@
  * is an absent key. What `kubectl logs` prints, and what pgvigil reads as a sidecar's input.
  */
 import type { OpenEnvelope } from './envelope-framer.js';
+import { jsonObjectOf } from './json-line.js';
 
 /** LoggingRecord's json tags, as the instance manager writes them (the ones a LogEntry needs). */
 export interface CnpgRecord {
@@ -67,16 +68,8 @@ export const openCnpg: OpenEnvelope = (text) => {
 
 /** The PostgreSQL record of an instance-manager line; null for the manager's other lines and anything not of its shape. */
 export function parseCnpgLine(text: string): CnpgRecord | null {
-  if (text.charCodeAt(0) !== 123 /* { */) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  const o = value as { logger?: unknown; msg?: unknown; record?: unknown };
-  if (o.logger !== POSTGRES_LOGGER || o.msg !== 'record') return null;
+  const o = jsonObjectOf(text);
+  if (o === null || o.logger !== POSTGRES_LOGGER || o.msg !== 'record') return null;
   if (typeof o.record !== 'object' || o.record === null || Array.isArray(o.record)) return null;
   const record = o.record as Record<string, unknown>;
   // Every LoggingRecord field is a string; a record with anything else is not one pgvigil can trust.
@@ -86,11 +79,6 @@ export function parseCnpgLine(text: string): CnpgRecord | null {
 
 /** Whether the line is one of the instance manager's JSON lines (any logger): format detection. */
 export function isCnpgManagerLine(text: string): boolean {
-  if (text.charCodeAt(0) !== 123) return false;
-  try {
-    const o = JSON.parse(text) as Record<string, unknown>;
-    return typeof o === 'object' && o !== null && typeof o.logger === 'string' && typeof o.msg === 'string' && 'level' in o && 'ts' in o;
-  } catch {
-    return false;
-  }
+  const o = jsonObjectOf(text);
+  return o !== null && typeof o.logger === 'string' && typeof o.msg === 'string' && 'level' in o && 'ts' in o;
 }
