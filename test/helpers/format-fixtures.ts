@@ -2,8 +2,9 @@
  * The envelope formats built from the golden logs real servers wrote (test/fixtures/logs): each
  * transform rewrites a recorded stderr or csvlog file into the shape a relay, an operator or a
  * hosted service gives it, so the events read from the result must equal the recorded ones.
- * scripts/make-format-fixtures.ts writes test/fixtures/formats/ with these; the tests also run
- * them on every recorded case.
+ * test/integration/format-fixtures.test.ts keeps test/fixtures/formats/ made with these
+ * (UPDATE_GOLDEN=1 writes them); test/integration/envelope-formats.test.ts runs them on every
+ * recorded case.
  */
 import { parse } from 'csv-parse/sync';
 import { compilePrefix } from '../../src/parsers/prefix.js';

@@ -28,6 +28,7 @@ import { SourceParser } from '../../src/sources/source-parser.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { InputFormat } from '../../src/parsers/formats/input-format.js';
 import { csvlogToCnpg, csvlogToLogplex, JOIN_STYLES, joinStderr, stderrToCloudLogging } from '../helpers/format-fixtures.js';
+import { suiteTempDir } from '../helpers/temp-dir.js';
 import { EXPECTED_FILE, FIXTURES_DIR, listCases, readCase } from '../helpers/scenarios/fixture-case.js';
 import { parseLogFile } from '../helpers/scenarios/parse-log.js';
 
@@ -114,16 +115,16 @@ describe('Cloud Logging exports', () => {
 });
 
 describe('logplex drains', () => {
+  const dir = suiteTempDir('logplex-reference');
   it('every recorded csvlog as Heroku drains it gives the events of the csvlog without what Heroku does not log', async () => {
     for (const c of csvlogCases) {
       const csv = logText(c);
       const { events, detected } = analyzeText(csvlogToLogplex(csv));
       expect(detected, c.name).toBe('logplex');
       // Heroku's prefix has no user, database, application; syslog carries no backend type.
-      const reference = path.join(fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'pgvigil-logplex-')), 'reference.csv');
+      const reference = path.join(dir, `${c.name}.csv`);
       fs.writeFileSync(reference, blankCsvColumns(csv, [1, 2, 22, 23]));
       const expected = await parseLogFile(reference, { format: 'csvlog', prefix: '', timezone: 'UTC', target: 'golden' });
-      fs.rmSync(path.dirname(reference), { recursive: true });
       expect(withoutSource(events), c.name).toEqual(withoutSource(expected.events));
     }
   });
