@@ -14,9 +14,9 @@ import { createReadStream, promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { Decompress as ZstdStream } from 'fzstd';
-import Bunzip from 'seek-bzip';
-import { XzReadableStream } from 'xz-decompress';
+import type { Decompress as ZstdStream } from 'fzstd';
+import type Bunzip from 'seek-bzip';
+import type { XzReadableStream } from 'xz-decompress';
 
 /** The argument that names standard input. */
 export const STDIN = '-';
@@ -66,6 +66,12 @@ export async function* decodedChunks(file: string, chunkBytes: number): AsyncGen
   }
 }
 
+// The decoders load when a file needs them (most runs read plain text or gzip). seek-bzip and
+// xz-decompress are CommonJS: Node's ESM loader gives their module.exports as the default export.
+const loadBunzip = (): Promise<{ default: typeof Bunzip }> => import('seek-bzip');
+const loadXz = async (): Promise<{ XzReadableStream: typeof XzReadableStream }> =>
+  ((await import('xz-decompress')) as unknown as { default: { XzReadableStream: typeof XzReadableStream } }).default;
+
 function decompress(compression: Compression, source: AsyncIterable<Buffer>, chunkBytes: number): AsyncIterable<Buffer> {
   switch (compression) {
     case 'gzip':
@@ -86,6 +92,7 @@ function decompress(compression: Compression, source: AsyncIterable<Buffer>, chu
  * block's text is handed on before the next is decoded; the stream CRC is checked as decode does.
  */
 async function* bunzipBlocks(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const { default: Bunzip } = await loadBunzip();
   const parts: Buffer[] = [];
   for await (const part of source) parts.push(part);
   const input = Buffer.concat(parts);
@@ -131,13 +138,15 @@ class BlockOutput {
 }
 
 async function* unxz(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const { XzReadableStream } = await loadXz();
   const stream = new XzReadableStream(Readable.toWeb(Readable.from(source)) as ReadableStream<Uint8Array>);
   for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 }
 
 async function* unzstd(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const { Decompress } = await import('fzstd');
   let ready: Buffer[] = [];
-  const stream = new ZstdStream((chunk) => ready.push(Buffer.from(chunk)));
+  const stream: ZstdStream = new Decompress((chunk) => ready.push(Buffer.from(chunk)));
   for await (const part of source) {
     stream.push(part);
     yield* drain();
