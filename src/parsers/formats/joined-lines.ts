@@ -33,7 +33,8 @@ export function hasJoint(body: string, startsLine: StartsLine): boolean {
   if (body.includes('\\n') && splitLiteralNewlines(body, startsLine).length > 1) return true;
   // A TAB at the start is a continuation line's own, not a joint.
   for (let at = body.indexOf('\t', leadingTabs(body)); at >= 0; at = body.indexOf('\t', at + 1)) {
-    const rest = body.slice(at).replace(/^\t+/, '');
+    while (body.charCodeAt(at + 1) === 9) at++;
+    const rest = body.slice(at + 1);
     if (REPORT_LINE.test(rest) || startsLine(rest)) return true;
   }
   return false;
