@@ -14,18 +14,6 @@ import { compressionOfFile, decodedChunks, STDIN } from './log-inputs.js';
 export const CHUNK_BYTES = 64 * 1024;
 /** Bytes per read() of a plain file; split into CHUNK_BYTES chunks for decoding. */
 export const READ_BYTES = 1024 * 1024;
-const GZIP_MAGIC = [0x1f, 0x8b];
-
-export async function isGzip(path: string): Promise<boolean> {
-  const handle = await fsp.open(path, 'r');
-  try {
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await handle.read(head, 0, 2, 0);
-    return bytesRead === 2 && head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * The file's (decompressed) bytes in chunks of `chunkBytes`. A yielded Buffer is only valid until
