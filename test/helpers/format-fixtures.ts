@@ -94,14 +94,14 @@ export function csvlogToCnpg(csv: string, every = 5): string {
 
 /**
  * A stderr log as a Cloud Logging export of Cloud SQL holds it: one entry per server message,
- * its lines in `textPayload` (or `jsonPayload.message` when `json`), with an entry of another
- * log of the project now and then.
+ * its lines in `textPayload` (or `jsonPayload.message` when `json`), continuation lines without
+ * their TAB as Cloud SQL writes them, with an entry of another log of the project now and then.
  */
 export function stderrToCloudLogging(text: string, prefix: string, json = false): string {
   const out: string[] = [];
   stderrEntryGroups(text, prefix).forEach((lines, i) => {
     const timestamp = `${lines[0]!.slice(0, 10)}T${lines[0]!.slice(11, 23)}Z`;
-    const payload = lines.join('\n');
+    const payload = lines.map((line) => line.replace(/^\t/, '')).join('\n');
     const entry = {
       ...(json ? { jsonPayload: { message: payload } } : { textPayload: payload }),
       insertId: `s=${i.toString(16)};i=1`,

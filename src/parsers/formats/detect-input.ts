@@ -12,7 +12,7 @@ import { compilePrefix } from '../prefix.js';
 import { SyslogHeaderParser } from '../syslog-header.js';
 import { TimestampParser } from '../timestamp.js';
 import { isCnpgManagerLine } from './cnpg.js';
-import { cloudLogEntry, openCloudLogging } from './cloud-logging.js';
+import { cloudLogEntry, openCloudLoggingFirstLines } from './cloud-logging.js';
 import type { OpenEnvelope } from './envelope-framer.js';
 import type { Envelope } from './input-format.js';
 import { hasJoint, type StartsLine } from './joined-lines.js';
@@ -53,7 +53,7 @@ export function detectInput(lines: readonly string[], options: DetectInputOption
 function detectInside(envelope: Envelope, lines: readonly string[], options: DetectOptions): DetectedFormat | null {
   if (envelope === 'cnpg') return { format: 'jsonlog', envelope };
   if (options.prefix !== undefined) return { format: 'stderr', prefix: options.prefix, syslog: envelope === 'logplex', envelope };
-  const inner = envelope === 'joined' ? lines : opened(lines, envelope === 'logplex' ? openLogplex : openCloudLogging);
+  const inner = envelope === 'joined' ? lines : opened(lines, envelope === 'logplex' ? openLogplex : openCloudLoggingFirstLines);
   const found = detectFormat(inner, options);
   return found === null ? null : { ...found, envelope };
 }

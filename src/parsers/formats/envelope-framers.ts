@@ -4,7 +4,7 @@
 import type { Framer } from '../framer.js';
 import { SyslogHeaderParser } from '../syslog-header.js';
 import { TimestampParser } from '../timestamp.js';
-import { openCloudLogging } from './cloud-logging.js';
+import { cloudLoggingOpener } from './cloud-logging.js';
 import { openCnpg } from './cnpg.js';
 import { startsLineOf } from './detect-input.js';
 import { EnvelopeFramer, type OpenEnvelope } from './envelope-framer.js';
@@ -24,7 +24,7 @@ export function createEnvelopeFramer(envelope: Envelope, inner: () => Framer, o:
     case 'cnpg':
       return new EnvelopeFramer(inner(), openCnpg);
     case 'cloud_logging':
-      return new EnvelopeFramer(inner(), openCloudLogging);
+      return new EnvelopeFramer(inner(), cloudLoggingOpener(startsLineOf(o.prefix)));
     case 'logplex':
       return new EnvelopeFramer(inner(), openLogplex);
     case 'joined':

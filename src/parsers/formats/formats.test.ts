@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openCloudLogging } from './cloud-logging.js';
+import { cloudLoggingOpener } from './cloud-logging.js';
 import { openCnpg } from './cnpg.js';
 import { startsLineOf } from './detect-input.js';
 import { hasJoint, splitJoinedLine } from './joined-lines.js';
@@ -60,13 +60,26 @@ describe('openCnpg', () => {
   });
 });
 
-describe('openCloudLogging', () => {
+describe('cloudLoggingOpener', () => {
+  const openCloudLogging = cloudLoggingOpener(startsLineOf('%m [%p]: [%l-1] db=%d,user=%u '));
+
   it('opens textPayload or jsonPayload.message into lines, and skips other logs of the project', () => {
     const entry = (o: object): string => JSON.stringify({ insertId: 'x', timestamp: '2026-11-30T07:20:21.476Z', resource: { labels: { database_id: 'p:i' } }, ...o });
     expect(openCloudLogging(entry({ textPayload: 'a\n\tb\n', logName: 'projects/p/logs/cloudsql.googleapis.com%2Fpostgres.log' }))).toEqual(['a', '\tb']);
     expect(openCloudLogging(entry({ jsonPayload: { message: 'c' } }))).toEqual(['c']);
     expect(openCloudLogging(entry({ textPayload: 'd', logName: 'projects/p/logs/cloudaudit.googleapis.com%2Factivity' }))).toBeNull();
     expect(openCloudLogging(entry({ protoPayload: {} }))).toBeNull();
+  });
+
+  it("gives back the TAB Cloud SQL drops from continuation lines, not to a prefixed line", () => {
+    // The shape of a Cloud SQL autoanalyze report's textPayload (continuation lines without their TAB).
+    const payload = '2025-06-05 15:57:58.017 UTC [110445]: [1-1] db=,user= LOG:  automatic analyze of table "d.public.t"\n' +
+      'I/O timings: read: 0.000 ms, write: 0.000 ms\n2025-06-05 15:57:58.017 UTC [110445]: [2-1] db=,user= DETAIL:  x';
+    expect(openCloudLogging(JSON.stringify({ textPayload: payload, insertId: 'x' }))).toEqual([
+      '2025-06-05 15:57:58.017 UTC [110445]: [1-1] db=,user= LOG:  automatic analyze of table "d.public.t"',
+      '\tI/O timings: read: 0.000 ms, write: 0.000 ms',
+      '2025-06-05 15:57:58.017 UTC [110445]: [2-1] db=,user= DETAIL:  x',
+    ]);
   });
 });
 
