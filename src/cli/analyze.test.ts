@@ -105,8 +105,8 @@ describe('pgvigil analyze', () => {
   it('exits 1 when nothing was understood, saying per file what was tried, its first line and which flags fix it', async () => {
     const notALog = path.join(dir, 'services');
     writeFileSync(notALog, '\n# Network services, Internet style\ntcpmux\t\t1/tcp\n');
-    const flagsHint = "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
-      'log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n';
+    const flagsHint = '  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog|joined|cnpg|cloud-logging|logplex ' +
+      "and, for stderr (and the stderr lines inside joined, cloud-logging and logplex), the server's log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
     const detected = await analyze([notALog]);
     expect(detected.code).toBe(1);
     expect(detected.stderr).toBe('pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' +
@@ -114,7 +114,10 @@ describe('pgvigil analyze', () => {
     const given = await analyze([notALog], { format: 'stderr', prefix: '%m [%p] ' });
     expect(given.code).toBe(1);
     expect(given.stderr).toContain(`  ${notALog}: tried --format stderr, --prefix "%m [%p] "; first line: "# Network services, Internet style"\n`);
-    expect((await analyze([notALog, FIXTURE])).code).toBe(0);
+    const mixed = await analyze([notALog, FIXTURE]);
+    expect(mixed.code).toBe(0);
+    expect(mixed.stderr).toContain(`  ${notALog}: tried format stderr (detected), no log_line_prefix detected;`);
+    expect(mixed.stderr).not.toContain(FIXTURE);
   });
 });
 

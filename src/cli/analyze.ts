@@ -13,10 +13,11 @@ import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import type { LogFormat } from '../parsers/framer.js';
+import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
+import { expandInputs, STDIN } from '../sources/log-inputs.js';
 import { readHeadLines, readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
@@ -26,7 +27,7 @@ import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 
 export interface AnalyzeOptions {
-  format?: LogFormat | 'auto';
+  format?: InputFormat;
   prefix?: string;
   tz?: string;
   json?: boolean;
@@ -49,9 +50,16 @@ export interface AnalyzeIo {
 const MAX_EXAMPLES = 20;
 
 /** Runs the analysis; resolves to the exit code (1 when a file could not be read). */
-export async function runAnalyze(files: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export async function runAnalyze(args: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const log = io.log ?? silentLogger();
   const redactLevel = options.redact ?? 'off';
+  let files: string[];
+  try {
+    files = await expandInputs(args);
+  } catch (err) {
+    io.stderr.write(`pgvigil analyze: ${(err as Error).message}\n`);
+    return EXIT.FAILURE;
+  }
   const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
@@ -64,6 +72,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   let overLongLines = 0;
   const examples: AnalyzeReport['unparsed_examples'] = [];
   const firstLines = new Map<string, string>();
+  const notUnderstood: AnalyzeFileReport[] = [];
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
@@ -107,9 +116,10 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       await drain();
-      report.format = parser.format?.format ?? null;
+      report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
+      if (report.lines > 0 && report.error === null && (stats?.entries ?? 0) === 0) notUnderstood.push(report);
       if (stats) {
         // A line not understood may be a statement's: redacted like one.
         for (const e of stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file, ...e, text: redactLine(e.text, redactLevel) });
@@ -139,8 +149,9 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   const summaryOut = options.events ? io.stderr : io.stdout;
   summaryOut.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report));
   await output.drain();
+  // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
-  if (notALog) io.stderr.write(nothingUnderstood(reports, firstLines, options));
+  if (notUnderstood.length > 0) io.stderr.write(nothingUnderstood(notUnderstood, firstLines, options));
   return notALog || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
 }
 
@@ -148,14 +159,14 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
 export function nothingUnderstood(files: readonly AnalyzeFileReport[], firstLines: ReadonlyMap<string, string>, options: Pick<AnalyzeOptions, 'format' | 'prefix'>): string {
   const tried = files.filter((f) => f.lines > 0).map((f) => {
     const format = !options.format || options.format === 'auto' ? `format ${f.format ?? 'unknown'} (detected)` : `--format ${options.format}`;
-    const prefix = f.format !== 'stderr' ? '' : options.prefix !== undefined ? `, --prefix ${JSON.stringify(options.prefix)}`
+    const prefix = f.format === null || f.format === 'csvlog' || f.format === 'jsonlog' || f.format === 'cnpg' ? '' : options.prefix !== undefined ? `, --prefix ${JSON.stringify(options.prefix)}`
       : f.prefix !== null ? `, log_line_prefix ${JSON.stringify(f.prefix)} (detected)` : ', no log_line_prefix detected';
     const first = firstLines.get(f.path) ?? '';
     return `  ${f.path}: tried ${format}${prefix}; first line: ${JSON.stringify(first.length > 120 ? `${first.slice(0, 120)}...` : first)}\n`;
   });
   return 'pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' + tried.join('') +
-    "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
-    "log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
+    `  If these are PostgreSQL logs, give their format with --format ${INPUT_FORMATS.filter((f) => f !== 'auto').join('|')} and, for stderr ` +
+    "(and the stderr lines inside joined, cloud-logging and logplex), the server's log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
 }
 
 /** The snake_case envelope of `--events` (and of stored events' JSON). */
@@ -178,6 +189,7 @@ async function orderByFirstTimestamp(files: string[], settings: ParserSettings, 
 }
 
 async function firstTimestamp(file: string, settings: ParserSettings, log: Logger): Promise<number | null> {
+  if (file === STDIN) return null; // read once, when its turn comes
   try {
     const parser = new SourceParser(settings, log);
     parser.openFile(file);
@@ -239,9 +251,9 @@ class BufferedOutput {
 /** The `analyze` subcommand; the exit code goes to `setExitCode`. */
 export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
-    .description('analyze server log files (plain or .gz) offline and print a summary')
-    .argument('<files...>', 'log files, read in the order of their first timestamps')
-    .addOption(new Option('--format <format>', 'log format').choices(['auto', 'stderr', 'csvlog', 'jsonlog']).default('auto'))
+    .description('analyze server log files (plain, .gz, .bz2, .xz, .zst) offline and print a summary')
+    .argument('<files...>', "log files, directories, quoted globs ('logs/*.gz') or - for stdin; read in the order of their first timestamps")
+    .addOption(new Option('--format <format>', 'log format (README: Formats)').choices(INPUT_FORMATS).default('auto'))
     .option('--prefix <prefix>', "log_line_prefix of stderr logs (default: detected)")
     .option('--tz <zone>', 'time zone for timestamps without one (IANA name)')
     .option('--json', 'print one JSON document instead of text')

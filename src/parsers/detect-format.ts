@@ -7,6 +7,7 @@
  * Each candidate scores the lines it recognises (an entry start, or a line that continues one);
  * the best score wins, and earlier candidates win ties (the list runs from specific to general).
  */
+import type { Envelope } from './formats/input-format.js';
 import type { LogFormat } from './framer.js';
 import { compilePrefix, type CompiledPrefix } from './prefix.js';
 import { SyslogHeaderParser } from './syslog-header.js';
@@ -18,11 +19,15 @@ export interface DetectedFormat {
   prefix?: string;
   /** stderr lines carry a syslog header. */
   syslog?: boolean;
+  /** The envelope the lines came in (formats/input-format.ts); absent for PostgreSQL's own files. */
+  envelope?: Envelope;
 }
 
 export interface DetectOptions {
   /** No more lines will come: answer with the best candidate even on little evidence. */
   final: boolean;
+  /** The log_line_prefix the operator gave: the only stderr candidate (with and without a syslog header). */
+  prefix?: string;
 }
 
 /** Common settings, specific before general (a prefix with %q also reads lines without it). */
@@ -35,6 +40,7 @@ export const COMMON_PREFIXES: readonly string[] = [
   '%t [%p]: [%l-1] user=%u,db=%d ',
   '%t [%p-%l] %q%u@%d ',
   '%t:%r:%u@%d:[%p]:', // Amazon RDS
+  '%m [%p]: [%l-1] db=%d,user=%u ', // Google Cloud SQL, AlloyDB
   '%t [%p] %q%u@%d ',
   '%m [%p] ', // PostgreSQL's default since 10
   '%t [%p] ',
@@ -48,6 +54,7 @@ const SYSLOG_PREFIXES: readonly string[] = [
   '%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ',
   '%m [%p] ',
   '%q%u@%d ',
+  ' sql_error_code = %e ', // Heroku Postgres (logplex drains)
   '',
 ];
 
@@ -69,6 +76,7 @@ export function detectFormat(lines: readonly string[], options: DetectOptions): 
   if (sample.length === 0) return null;
   compiledStderr ??= COMMON_PREFIXES.map(compilePrefix);
   compiledSyslog ??= SYSLOG_PREFIXES.map(compilePrefix);
+  const given = options.prefix === undefined ? null : [compilePrefix(options.prefix)];
 
   let best: { found: DetectedFormat; score: number } = { found: { format: 'stderr' }, score: 0 };
   const consider = (found: DetectedFormat, score: number): void => {
@@ -76,8 +84,8 @@ export function detectFormat(lines: readonly string[], options: DetectOptions): 
   };
   consider({ format: 'jsonlog' }, scoreJsonlog(sample));
   consider({ format: 'csvlog' }, scoreCsvlog(sample));
-  for (const prefix of compiledStderr) consider({ format: 'stderr', prefix: prefix.prefix }, scoreStderr(sample, prefix, false));
-  for (const prefix of compiledSyslog) {
+  for (const prefix of given ?? compiledStderr) consider({ format: 'stderr', prefix: prefix.prefix }, scoreStderr(sample, prefix, false));
+  for (const prefix of given ?? compiledSyslog) {
     consider({ format: 'stderr', prefix: prefix.prefix, syslog: true }, scoreStderr(sample, prefix, true));
   }
 

@@ -56,7 +56,9 @@ export type UnparsedReason =
   | 'csv_column_count'
   | 'json_malformed'
   | 'json_missing_field'
-  | 'unknown_severity';
+  | 'unknown_severity'
+  /** Another program's line in an envelope stream (CloudNativePG's instance manager, Cloud Logging). */
+  | 'not_postgres';
 
 export interface UnparsedExample {
   reason: UnparsedReason;

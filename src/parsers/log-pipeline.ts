@@ -7,6 +7,8 @@ import { systemClock, type Clock } from '../domain/clock.js';
 import type { LogEntry } from '../domain/log-entry.js';
 import { EVENT_KINDS, type AnyLogEvent, type EventKind } from '../domain/log-event.js';
 import { classifyEntry } from './classify/index.js';
+import { createEnvelopeFramer } from './formats/envelope-framers.js';
+import type { Envelope } from './formats/input-format.js';
 import { CsvlogFramer } from './frame-csvlog.js';
 import { JsonlogFramer } from './frame-jsonlog.js';
 import { StderrFramer } from './frame-stderr.js';
@@ -31,6 +33,8 @@ export interface LogPipelineOptions {
   file: string;
   /** stderr lines carry a syslog header (log_destination = 'syslog' written to a file). */
   syslog?: boolean;
+  /** The lines come inside an envelope (formats/input-format.ts) around `format`. */
+  envelope?: Envelope;
   /** Lines after which an unfinished stderr entry is given up on (see StderrFramer). */
   interleaveWindowLines?: number;
   /** Time of entries whose prefix has none (and the year of RFC 3164 syslog headers). */
@@ -55,6 +59,10 @@ export interface LogPipeline {
 
 /** Throws (configuration error) on an unknown format or time zone; never on log data. */
 export function createFramer(o: LogPipelineOptions): Framer {
+  if (o.envelope !== undefined) {
+    const inner = { ...o, envelope: undefined };
+    return createEnvelopeFramer(o.envelope, () => createFramer(inner), { prefix: o.prefix ?? DEFAULT_PREFIX, syslog: o.syslog === true });
+  }
   const timezone = o.timezone ?? null;
   switch (o.format) {
     case 'stderr':

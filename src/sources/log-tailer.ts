@@ -18,6 +18,7 @@ import path from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { AnyLogEvent, Clock, Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
+import { parseInputFormat } from '../parsers/formats/input-format.js';
 import type { LogFormat } from '../parsers/framer.js';
 import type { WriteBatch } from '../store/store-writer.js';
 import { identityOf, listDirectory, namesDirectory, statFile } from './file-identity.js';
@@ -410,7 +411,7 @@ export class LogTailer implements Component {
 
   /** log_filename as the server names files of this format. */
   private fileNamePattern(): string {
-    return fileNameForFormat(this.o.logFilename || DEFAULT_LOG_FILENAME, this.o.format === 'auto' ? 'stderr' : this.o.format);
+    return fileNameForFormat(this.o.logFilename || DEFAULT_LOG_FILENAME, parseInputFormat(this.o.format)?.format ?? 'stderr');
   }
 }
 

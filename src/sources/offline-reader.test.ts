@@ -4,7 +4,8 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { PhysicalLine } from '../parsers/framer.js';
-import { isGzip, readHeadLines, readLines } from './offline-reader.js';
+import { compressionOfFile } from './log-inputs.js';
+import { readHeadLines, readLines } from './offline-reader.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-offline-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,7 +36,7 @@ describe('readLines', () => {
   it('reads gzip by its magic bytes, whatever the name, with offsets in the decompressed stream', async () => {
     const file = path.join(dir, 'postgresql.log.1');
     writeFileSync(file, gzipSync(body + '\n'));
-    expect(await isGzip(file)).toBe(true);
+    expect(await compressionOfFile(file)).toBe('gzip');
     const { lines, bytes } = await collect(file);
     expect(bytes).toBe(Buffer.byteLength(body) + 1);
     const plain = await collect(path.join(dir, 'plain.log'));

@@ -1,31 +1,19 @@
 /**
- * Reads whole log files for offline analysis: plain or gzip (recognised by its magic bytes, so a
- * rotated `.1` that is compressed still reads), in ~64 KiB chunks, as physical lines with byte
- * offsets (offsets in the decompressed stream for gzip).
+ * Reads whole log files for offline analysis: plain, compressed (gzip, bzip2, xz, zstd: see
+ * log-inputs.ts) or standard input, in ~64 KiB chunks, as physical lines with byte offsets
+ * (offsets in the decompressed stream when compressed).
  *
  * Owns: opening, decompressing, chunking. Never: parsing, or following a growing file (the tailer
  * does that).
  */
-import { createReadStream, promises as fsp } from 'node:fs';
-import { createGunzip } from 'node:zlib';
+import { promises as fsp } from 'node:fs';
 import type { PhysicalLine } from '../parsers/framer.js';
 import { LineSplitter, type LineSplitterStats } from './line-reader.js';
+import { compressionOfFile, decodedChunks, STDIN } from './log-inputs.js';
 
 export const CHUNK_BYTES = 64 * 1024;
 /** Bytes per read() of a plain file; split into CHUNK_BYTES chunks for decoding. */
 export const READ_BYTES = 1024 * 1024;
-const GZIP_MAGIC = [0x1f, 0x8b];
-
-export async function isGzip(path: string): Promise<boolean> {
-  const handle = await fsp.open(path, 'r');
-  try {
-    const head = Buffer.alloc(2);
-    const { bytesRead } = await handle.read(head, 0, 2, 0);
-    return bytesRead === 2 && head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1];
-  } finally {
-    await handle.close();
-  }
-}
 
 /**
  * The file's (decompressed) bytes in chunks of `chunkBytes`. A yielded Buffer is only valid until
@@ -36,9 +24,8 @@ export async function isGzip(path: string): Promise<boolean> {
  * Chunks stay ~64 KiB because that is the size lines are decoded and split at fastest.
  */
 export async function* readChunks(path: string, chunkBytes = CHUNK_BYTES): AsyncGenerator<Buffer> {
-  if (await isGzip(path)) {
-    const stream = createReadStream(path, { highWaterMark: chunkBytes }).pipe(createGunzip({ chunkSize: chunkBytes }));
-    for await (const chunk of stream) yield chunk as Buffer;
+  if (path === STDIN || (await compressionOfFile(path)) !== null) {
+    yield* decodedChunks(path, chunkBytes);
     return;
   }
   const handle = await fsp.open(path, 'r');

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../lib/logger.js';
 import type { PhysicalLine } from '../parsers/framer.js';
+import { feedAll } from '../parsers/physical-lines.js';
 import { LineSplitter } from './line-reader.js';
 import { addStats, SourceParser } from './source-parser.js';
 
@@ -33,6 +34,21 @@ describe('SourceParser', () => {
     const viaAuto = [...first, ...rest, ...auto.flush()];
     const viaKnown = [...all.flatMap((l) => known.push(l)), ...known.flush()];
     expect(viaAuto).toEqual(viaKnown);
+  });
+
+  it('with --prefix and --format auto, reads a prefix no common setting has, and still detects an envelope around it', () => {
+    const prefix = '<%m|%p|%u|%d> ';
+    const text = ['<2026-11-30 07:20:21.476 UTC|41235|app|shop> LOG:  checkpoint starting: time',
+      '<2026-11-30 07:20:21.480 UTC|41236|app|shop> ERROR:  relation "nope" does not exist at character 15',
+      '<2026-11-30 07:20:21.480 UTC|41236|app|shop> STATEMENT:  SELECT * FROM nope'];
+    for (const [body, envelope] of [[text.join('\n'), undefined], [`${text[0]}\n${text[1]}\t${text[2]}`, 'joined']] as const) {
+      const parser = new SourceParser({ target: 't', format: 'auto', prefix }, silentLogger());
+      parser.openFile('f.log');
+      const events = feedAll(parser, `${body}\n`);
+      expect(parser.format).toMatchObject({ format: 'stderr', prefix });
+      expect(parser.format?.envelope).toBe(envelope);
+      expect(events.map((e) => [e.pid, e.user, e.database, e.level])).toEqual([[41235, 'app', 'shop', 'LOG'], [41236, 'app', 'shop', 'ERROR']]);
+    }
   });
 
   it('takes a decision at flush even on few lines', () => {

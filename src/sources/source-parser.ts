@@ -7,15 +7,18 @@
  */
 import type { AnyLogEvent, Clock } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
-import type { LogFormat, PhysicalLine } from '../parsers/framer.js';
+import type { PhysicalLine } from '../parsers/framer.js';
+import { detectInput } from '../parsers/formats/detect-input.js';
+import { parseInputFormat, type InputFormat } from '../parsers/formats/input-format.js';
 import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
-import { detectFormat, type DetectedFormat } from '../parsers/detect-format.js';
+import type { DetectedFormat } from '../parsers/detect-format.js';
 import type { LineSplitter } from './line-reader.js';
 
 export interface ParserSettings {
   /** Target (server) name stamped on every event. */
   target: string;
-  format: LogFormat | 'auto';
+  /** PostgreSQL's formats, an envelope around one (analyze), or auto. */
+  format: InputFormat;
   /** log_line_prefix for stderr; detected when absent. */
   prefix?: string;
   /** Zone for timestamps printed without one (%t/%m with an abbreviation PostgreSQL left out). */
@@ -38,7 +41,9 @@ export class SourceParser {
   private closed: PipelineStats | null = null;
 
   constructor(private readonly settings: ParserSettings, private readonly log: Logger) {
-    this.resolved = settings.format === 'auto' ? null : { format: settings.format, prefix: settings.prefix };
+    // Known from the settings alone, or null: a named envelope has its inside detected unless --prefix tells it.
+    const named = parseInputFormat(settings.format);
+    this.resolved = named === null ? null : detectInput([], { final: true, named, prefix: settings.prefix });
   }
 
   /** The format in use, once known. */
@@ -112,17 +117,19 @@ export class SourceParser {
   private startPipeline(force: boolean): LogPipeline | null {
     if (this.file === null) throw new Error('SourceParser: openFile() must come first');
     if (!this.resolved) {
+      const named = parseInputFormat(this.settings.format) ?? undefined;
+      const texts = this.undetected.map((l) => l.text);
       if (!force && this.undetected.length < DETECT_LINES) {
-        const found = detectFormat(this.undetected.map((l) => l.text), { final: false });
+        const found = detectInput(texts, { final: false, named, prefix: this.settings.prefix });
         if (!found) return null;
         this.resolved = found;
       } else {
-        this.resolved = detectFormat(this.undetected.map((l) => l.text), { final: true }) ?? { format: 'stderr' };
+        this.resolved = detectInput(texts, { final: true, named, prefix: this.settings.prefix }) ?? { format: 'stderr', envelope: named?.envelope };
       }
       this.log.info({ file: this.file, ...this.resolved }, 'log format detected');
     }
     this.pipeline = createLogPipeline({
-      target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog,
+      target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog, envelope: this.resolved.envelope,
       timezone: this.settings.timezone, file: this.file, clock: this.settings.clock,
     });
     return this.pipeline;

@@ -4,11 +4,13 @@
  * on its leading words, and a line no matcher knows goes to unknown_lines: the report shape
  * changed in every release 13-19 and will change again, so nothing here is all-or-nothing.
  * (ReportBody reads a report of a shape it has seen with one regex, to the same result.)
- * Manual `VACUUM (VERBOSE)` reports (`finished vacuuming ...`, INFO) are not autovacuum.
+ * Manual `VACUUM (VERBOSE)` reports (`finished vacuuming ...`, INFO) are not autovacuum. Managed
+ * services' one-line reports are unfolded first (one-line-report.ts).
  */
 import type { AutovacuumDetails, IndexScanState, LogEntry, UsageFields, VacuumIndexStats } from '../../domain/index.js';
 import type { Classification } from './classification.js';
 import { applyShape, escapeRegExp, partTable, readParts, splitQualifiedName, toFloat, toInt } from './fields.js';
+import { unfoldOneLineReport } from './one-line-report.js';
 import { ReportBody } from './report-body.js';
 import { emptyUsage, firstLine, lineShape, lineShapesOf, LineTable, partsAfter, USAGE_LINES, wholeLine, type LineParser, type LineShape } from './usage-lines.js';
 
@@ -17,6 +19,11 @@ const HEADER = /^automatic (aggressive )?vacuum (to prevent wraparound )?of tabl
 export function classifyAutovacuum(entry: LogEntry, message: string): Classification | null {
   const first = firstLine(message);
   const header = HEADER.exec(first);
+  if (!header) {
+    // A managed service's one-line report: read as the multi-line report it stands for.
+    const unfolded = unfoldOneLineReport(message);
+    return unfolded === null ? null : classifyAutovacuum(entry, unfolded);
+  }
   const qualifiedName = header?.[3];
   const name = qualifiedName === undefined ? null : splitQualifiedName(qualifiedName);
   if (!header || !name || qualifiedName === undefined) return null;
