@@ -8,7 +8,8 @@
  * Memory stays flat: files are streamed in 64 KiB chunks, the summary is an incremental fold, and
  * output and store writes drain per chunk.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import os from 'node:os';
 import type { Writable } from 'node:stream';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
@@ -35,6 +36,10 @@ export interface AnalyzeOptions {
   target?: string;
   /** Replay the rules over the log and report their alerts. */
   rules?: boolean;
+  /** Worker threads parsing in parallel; 1 parses in this thread. */
+  jobs?: number;
+  /** Bytes per range a worker parses (tests make it tiny). */
+  rangeBytes?: number;
 }
 
 export interface AnalyzeIo {
@@ -83,7 +88,26 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
   };
 
   try {
-    for (const file of await orderByFirstTimestamp(files, settings, log)) {
+    const ordered = await orderByFirstTimestamp(files, settings, log);
+    const jobs = options.jobs ?? defaultJobs();
+    if (jobs > 1) {
+      const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
+      const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes }, async (events) => {
+        handle(events);
+        await drain();
+      }, log);
+      for (const file of parsed) {
+        reports.push({ path: file.path, format: file.format?.format ?? null, prefix: file.format?.prefix ?? null, bytes: file.bytes, lines: file.lines, error: file.error });
+        if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);
+        if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
+        overLongLines += file.overLongLines;
+        if (file.stats) {
+          for (const e of file.stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file: file.path, ...e });
+          totals = totals ? addStats(totals, file.stats) : file.stats;
+        }
+      }
+    }
+    for (const file of jobs > 1 ? [] : ordered) {
       const report: AnalyzeFileReport = { path: file, format: null, prefix: null, bytes: 0, lines: 0, error: null };
       reports.push(report);
       const parser = new SourceParser(settings, log);
@@ -151,6 +175,11 @@ export function nothingUnderstood(files: readonly AnalyzeFileReport[], firstLine
   return 'pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' + tried.join('') +
     "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
     "log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
+}
+
+/** The number of cores, at most 8: parsing scales to a few cores, the merge is one thread. */
+function defaultJobs(): number {
+  return Math.min(os.availableParallelism(), 8);
 }
 
 /** The snake_case envelope of `--events` (and of stored events' JSON). */
@@ -231,6 +260,12 @@ class BufferedOutput {
   }
 }
 
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
+  return n;
+}
+
 /** The `analyze` subcommand; the exit code goes to `setExitCode`. */
 export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
@@ -243,6 +278,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
+    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8; a .gz file is read by one)', positiveInteger)
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

@@ -41,7 +41,8 @@ const PARSE_OPTIONS = { relax_column_count: true, record_delimiter: '\n' } as co
 
 // 12 and older: 23 columns; PG 13+: backend_type (24); PG 14+: leader_pid, query_id (26).
 const COLUMN_COUNTS = new Set([23, 24, 26]);
-const RECORD_START = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [A-Za-z0-9+-]{1,10},/;
+/** The start of a csvlog record: log_time and its comma. */
+export const CSV_RECORD_START = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [A-Za-z0-9+-]{1,10},/;
 
 const enum Col {
   LogTime = 0, UserName = 1, DatabaseName = 2, ProcessId = 3, ErrorSeverity = 11, SqlStateCode = 12,
@@ -72,7 +73,7 @@ export class CsvlogFramer implements Framer {
   push(line: PhysicalLine): LogEntry[] {
     this.stats.lines++;
     const text = line.text;
-    if (this.first !== null && RECORD_START.test(text)) this.dropOpen('csv_truncated');
+    if (this.first !== null && CSV_RECORD_START.test(text)) this.dropOpen('csv_truncated');
     if (this.first === null) this.first = line;
     this.lines.push(text);
     this.chars += text.length + 1;
