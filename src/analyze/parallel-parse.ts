@@ -21,18 +21,20 @@ import type { PipelineStats } from '../parsers/log-pipeline.js';
 import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
 import { isGzip, readHeadLines } from '../sources/offline-reader.js';
 import { SourceParser, type ParserSettings } from '../sources/source-parser.js';
+import { forEachDecoded } from './generic-columns.js';
 import type { RangeResult } from './range-parser.js';
 import type { FromWorker, RangeTask } from './range-worker.js';
+import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { entryStartTest, rangeStarts } from './split-points.js';
 
-/** Range size: large enough that the per-range work (a worker message, a boundary check) is noise. */
-export const DEFAULT_RANGE_BYTES = 8 * 1024 * 1024;
 export const MAX_DEFAULT_JOBS = 8;
 
 export interface ParallelOptions {
   jobs: number;
   /** Bytes per range of a plain file (tests make it tiny so boundaries fall everywhere). */
   rangeBytes?: number;
+  /** The caller only summarizes (analyze-summary.ts): generic events come without their text. */
+  summaryOnly?: boolean;
 }
 
 /** What one file gave: as SourceParser and readLines report it for a single-threaded run. */
@@ -62,14 +64,16 @@ interface PlannedRange {
 }
 
 /**
- * Parses `files` in this order on `options.jobs` workers; `onEvents` gets every event in file
- * order, a batch at a time, and is awaited (back-pressure).
+ * Parses `files` in this order on `options.jobs` workers; `onEvent` gets every event in file
+ * order (with `summaryOnly`, a generic event is valid only during the call), and `afterBatch`
+ * is awaited after each batch (back-pressure).
  */
 export async function parseFilesInParallel(
   files: readonly string[],
   settings: ParserSettings,
   options: ParallelOptions,
-  onEvents: (events: AnyLogEvent[]) => Promise<void> | void,
+  onEvent: (event: AnyLogEvent) => void,
+  afterBatch: () => Promise<void> | void,
   log: Logger,
 ): Promise<ParsedFile[]> {
   const parsed: ParsedFile[] = [];
@@ -78,7 +82,7 @@ export async function parseFilesInParallel(
     const file: ParsedFile = { path, format: null, bytes: 0, lines: 0, overLongLines: 0, stats: null, error: null, firstLine: null };
     parsed.push(file);
     try {
-      ranges.push(...await planFile(file, settings, options.rangeBytes ?? DEFAULT_RANGE_BYTES, log));
+      ranges.push(...await planFile(file, settings, options, log));
     } catch (err) {
       file.error = (err as Error).message;
       // As SourceParser reports a file it could not read: the format given, if any.
@@ -87,7 +91,7 @@ export async function parseFilesInParallel(
   }
   const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), ranges);
   try {
-    await mergeInOrder(ranges, pool, onEvents);
+    await mergeInOrder(ranges, pool, onEvent, afterBatch);
   } finally {
     await pool.close();
   }
@@ -95,7 +99,7 @@ export async function parseFilesInParallel(
 }
 
 /** The file's format, as a single-threaded run detects it, and its ranges. */
-async function planFile(file: ParsedFile, settings: ParserSettings, rangeBytes: number, log: Logger): Promise<PlannedRange[]> {
+async function planFile(file: ParsedFile, settings: ParserSettings, options: ParallelOptions, log: Logger): Promise<PlannedRange[]> {
   const head = await readHeadLines(file.path, Infinity);
   file.firstLine = head.find((line) => line.text.trim() !== '')?.text ?? null;
   const detector = new SourceParser(settings, log);
@@ -108,13 +112,13 @@ async function planFile(file: ParsedFile, settings: ParserSettings, rangeBytes: 
   const format = detector.format!;
   file.format = format;
   const pipeline = { target: settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, timezone: settings.timezone, file: file.path };
-  const range = (index: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline'>): PlannedRange =>
-    ({ file, index, task: { type: 'task', pipeline, ...task }, skipped: false, messages: [], wake: null, worker: null });
+  const range = (index: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'summaryOnly'>): PlannedRange =>
+    ({ file, index, task: { type: 'task', pipeline, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, worker: null });
   const isEntryStart = entryStartTest(format);
   if (await isGzip(file.path) || isEntryStart === null) return [range(0, { whole: true, start: 0, ends: [Infinity] })];
   const { size } = await fsp.stat(file.path);
   file.bytes = size;
-  const starts = await rangeStarts(file.path, size, rangeBytes, isEntryStart);
+  const starts = await rangeStarts(file.path, size, options.rangeBytes ?? DEFAULT_RANGE_BYTES, isEntryStart);
   return starts.map((start, i) => range(i, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
 }
 
@@ -157,7 +161,7 @@ class WorkerPool {
 
   private received(worker: Worker, message: FromWorker): void {
     const range = this.ranges[message.id]!;
-    if (range.skipped && message.type === 'events') worker.postMessage({ type: 'ack' });
+    if (range.skipped && message.type !== 'done') worker.postMessage({ type: 'ack' });
     else range.messages.push(message);
     if (message.type === 'done') this.assign(worker);
     const wake = range.wake;
@@ -191,7 +195,7 @@ async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromW
   }
 }
 
-async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvents: (events: AnyLogEvent[]) => Promise<void> | void): Promise<void> {
+async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvent: (event: AnyLogEvent) => void, afterBatch: () => Promise<void> | void): Promise<void> {
   for (let r = 0; r < ranges.length; r++) {
     const range = ranges[r]!;
     if (range.skipped) continue;
@@ -199,9 +203,14 @@ async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvents: 
     const lineBase = file.lines;
     for (;;) {
       const message = await nextMessage(range, pool);
-      if (message.type === 'events') {
-        for (const event of message.events) renumber(event.source, lineBase);
-        await onEvents(message.events);
+      if (message.type !== 'done') {
+        const each = (event: AnyLogEvent): void => {
+          if (event.source) renumber(event.source, lineBase);
+          onEvent(event);
+        };
+        if (message.type === 'events') message.events.forEach(each);
+        else forEachDecoded(message.columns, each);
+        await afterBatch();
         pool.ack(range);
         continue;
       }
@@ -215,7 +224,7 @@ async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvents: 
 
 function skipRange(range: PlannedRange, pool: WorkerPool): void {
   range.skipped = true;
-  for (const message of range.messages.splice(0)) if (message.type === 'events') pool.ack(range);
+  for (const message of range.messages.splice(0)) if (message.type !== 'done') pool.ack(range);
 }
 
 function renumber(position: { line: number | null }, lineBase: number): void {

@@ -2,7 +2,9 @@
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
  * gzip), parses it with range-parser.ts, and posts its events in batches of one input chunk. At
  * most CREDIT_BATCHES batches wait unread in the main thread: a worker ahead of the merge waits,
- * so memory stays bounded whatever the file.
+ * so memory stays bounded whatever the file. They cover a whole range (DEFAULT_RANGE_BYTES) and
+ * a little: the merge reads ranges in order, so a worker on the next range must be able to
+ * finish it while the merge still reads the current one, or the workers take turns.
  *
  * Owns: reading the range and the message protocol's worker side. Never: ordering or merging
  * ranges (parallel-parse.ts does).
@@ -13,9 +15,11 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
+import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
+import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { RangeParser, type RangeResult } from './range-parser.js';
 
-export const CREDIT_BATCHES = 8;
+export const CREDIT_BATCHES = Math.ceil((DEFAULT_RANGE_BYTES * 1.25) / CHUNK_BYTES);
 
 export interface RangeTask {
   type: 'task';
@@ -26,12 +30,15 @@ export interface RangeTask {
   whole: boolean;
   start: number;
   ends: number[];
+  /** Only a summary is made: batches go as columns (generic-columns.ts). */
+  summaryOnly: boolean;
 }
 
 export type ToWorker = RangeTask | { type: 'ack' };
 
 export type FromWorker =
   | { type: 'events'; id: number; events: AnyLogEvent[] }
+  | { type: 'columns'; id: number; columns: ColumnBatch }
   | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
 
 /** Plain file bytes from `start` on, in chunks of CHUNK_BYTES (valid until the next is asked for). */
@@ -75,7 +82,7 @@ class Credits {
   }
 }
 
-async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker) => void): Promise<void> {
+async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const parser = new RangeParser(() => createLogPipeline(task.pipeline), task.ends);
   const splitter = new LineSplitter({ startOffset: task.start, startLine: 1 });
   let batch: AnyLogEvent[] = [];
@@ -90,7 +97,12 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
   const send = async (): Promise<void> => {
     if (batch.length === 0) return;
     await credits.take();
-    post({ type: 'events', id: task.id, events: batch });
+    if (task.summaryOnly) {
+      const columns = encodeColumns(batch);
+      post({ type: 'columns', id: task.id, columns }, transferablesOf(columns));
+    } else {
+      post({ type: 'events', id: task.id, events: batch });
+    }
     batch = [];
   };
   let bytes = 0;
@@ -119,6 +131,6 @@ if (port) {
   let queue = Promise.resolve();
   port.on('message', (message: ToWorker) => {
     if (message.type === 'ack') return credits.give();
-    queue = queue.then(() => runTask(message, credits, (out) => port.postMessage(out)));
+    queue = queue.then(() => runTask(message, credits, (out, transfer) => port.postMessage(out, transfer)));
   });
 }

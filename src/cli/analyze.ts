@@ -68,15 +68,15 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
+  const handleEvent = (event: AnyLogEvent): void => {
+    summary.add(event);
+    if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
+    // The replay stores what its rules read, in step with their evaluations.
+    if (rules) rules.add(event);
+    else if (store) batch.push(event);
+  };
   const handle = (events: AnyLogEvent[]): void => {
-    for (let i = 0; i < events.length; i++) {
-      const event = events[i]!;
-      summary.add(event);
-      if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
-      // The replay stores what its rules read, in step with their evaluations.
-      if (rules) rules.add(event);
-      else if (store) batch.push(event);
-    }
+    for (let i = 0; i < events.length; i++) handleEvent(events[i]!);
   };
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
@@ -92,10 +92,8 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
     const jobs = options.jobs ?? defaultJobs();
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes }, async (events) => {
-        handle(events);
-        await drain();
-      }, log);
+      const summaryOnly = !options.events && !options.db && !options.rules;
+      const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
       for (const file of parsed) {
         reports.push({ path: file.path, format: file.format?.format ?? null, prefix: file.format?.prefix ?? null, bytes: file.bytes, lines: file.lines, error: file.error });
         if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);

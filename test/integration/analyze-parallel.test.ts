@@ -39,9 +39,9 @@ describe('golden fixtures parsed in tiny ranges on 2 workers', () => {
     }
     for (const group of groups.values()) {
       const events = new Map<string, AnyLogEvent[]>(group.map((c) => [c.file, []]));
-      const files = await parseFilesInParallel(group.map((c) => c.file), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, (batch) => {
-        for (const event of batch) events.get(event.source.file)!.push(event);
-      }, silentLogger());
+      const files = await parseFilesInParallel(group.map((c) => c.file), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, (event) => {
+        events.get(event.source.file)!.push(event);
+      }, () => undefined, silentLogger());
       for (const file of files) parallel.set(file.path, { file, events: events.get(file.path)! });
     }
   }, 600_000);
