@@ -41,8 +41,8 @@ export async function writeOtherFormats(stderrFile: string, prefix: string, csvF
     if (entries.length === 0) return;
     const okCsv = csv.write(`${entries.map((e) => csvRecord(e, ++n)).join('\n')}\n`);
     const okJson = json.write(`${entries.map(jsonRecord).join('\n')}\n`);
-    if (!okCsv) await once(csv, 'drain');
-    if (!okJson) await once(json, 'drain');
+    // Both waits start now: one stream may drain while the other is waited for.
+    await Promise.all([okCsv || once(csv, 'drain'), okJson || once(json, 'drain')]);
   };
   let pending: LogEntry[] = [];
   await readLines(stderrFile, (line) => { pending.push(...framer.push(line)); }, async () => {
