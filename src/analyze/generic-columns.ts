@@ -18,8 +18,9 @@ export interface ColumnBatch {
   order: Int32Array;
   tsMs: Float64Array;
   levels: Uint8Array;
-  /** SQLSTATE of each generic event (most are null). */
-  sqlstates: Array<string | null>;
+  /** Indexes (among generic events) of those with a SQLSTATE, and their SQLSTATEs: most have none. */
+  sqlstateAt: Int32Array;
+  sqlstates: string[];
   others: AnyLogEvent[];
 }
 
@@ -29,7 +30,8 @@ export function encodeColumns(events: readonly AnyLogEvent[]): ColumnBatch {
   for (const event of events) if (event.kind === 'generic') generic++;
   const tsMs = new Float64Array(generic);
   const levels = new Uint8Array(generic);
-  const sqlstates: Array<string | null> = new Array<string | null>(generic);
+  const sqlstateAt: number[] = [];
+  const sqlstates: string[] = [];
   const others: AnyLogEvent[] = [];
   let g = 0;
   for (let i = 0; i < events.length; i++) {
@@ -42,14 +44,18 @@ export function encodeColumns(events: readonly AnyLogEvent[]): ColumnBatch {
     order[i] = -1;
     tsMs[g] = event.tsMs;
     levels[g] = LEVEL_CODES.get(event.level)!;
-    sqlstates[g++] = event.sqlstate;
+    if (event.sqlstate !== null) {
+      sqlstateAt.push(g);
+      sqlstates.push(event.sqlstate);
+    }
+    g++;
   }
-  return { order, tsMs, levels, sqlstates, others };
+  return { order, tsMs, levels, sqlstateAt: Int32Array.from(sqlstateAt), sqlstates, others };
 }
 
 /** The buffers a ColumnBatch can hand over to another thread instead of copying. */
 export function transferablesOf(batch: ColumnBatch): ArrayBuffer[] {
-  return [batch.order.buffer as ArrayBuffer, batch.tsMs.buffer as ArrayBuffer, batch.levels.buffer as ArrayBuffer];
+  return [batch.order, batch.tsMs, batch.levels, batch.sqlstateAt].map((array) => array.buffer as ArrayBuffer);
 }
 
 /**
@@ -59,6 +65,7 @@ export function transferablesOf(batch: ColumnBatch): ArrayBuffer[] {
 export function forEachDecoded(batch: ColumnBatch, each: (event: AnyLogEvent) => void): void {
   const generic = { kind: 'generic', level: 'LOG', sqlstate: null, tsMs: 0 } as { kind: 'generic'; level: LogLevel; sqlstate: string | null; tsMs: number };
   let g = 0;
+  let s = 0;
   for (let i = 0; i < batch.order.length; i++) {
     const other = batch.order[i]!;
     if (other >= 0) {
@@ -67,7 +74,8 @@ export function forEachDecoded(batch: ColumnBatch, each: (event: AnyLogEvent) =>
     }
     generic.tsMs = batch.tsMs[g]!;
     generic.level = LEVELS[batch.levels[g]!]!;
-    generic.sqlstate = batch.sqlstates[g++]!;
+    generic.sqlstate = batch.sqlstateAt[s] === g ? batch.sqlstates[s++]! : null;
+    g++;
     each(generic as unknown as AnyLogEvent);
   }
 }

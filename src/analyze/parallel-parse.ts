@@ -27,7 +27,6 @@ import type { FromWorker, RangeTask } from './range-worker.js';
 import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { entryStartTest, rangeStarts } from './split-points.js';
 
-export const MAX_DEFAULT_JOBS = 8;
 
 export interface ParallelOptions {
   jobs: number;

@@ -9,8 +9,8 @@
  * output and store writes drain per chunk.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import os from 'node:os';
 import type { Writable } from 'node:stream';
+import { defaultJobs } from '../analyze/default-jobs.js';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -89,7 +89,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
 
   try {
     const ordered = await orderByFirstTimestamp(files, settings, log);
-    const jobs = options.jobs ?? defaultJobs();
+    const jobs = options.jobs ?? await defaultJobs(ordered);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
       const summaryOnly = !options.events && !options.db && !options.rules;
@@ -173,11 +173,6 @@ export function nothingUnderstood(files: readonly AnalyzeFileReport[], firstLine
   return 'pgvigil analyze: no line was understood as a PostgreSQL log entry:\n' + tried.join('') +
     "  If these are PostgreSQL logs, give their format with --format stderr|csvlog|jsonlog and, for stderr, the server's " +
     "log_line_prefix with --prefix (psql: SHOW log_line_prefix).\n";
-}
-
-/** The number of cores, at most 8: parsing scales to a few cores, the merge is one thread. */
-function defaultJobs(): number {
-  return Math.min(os.availableParallelism(), 8);
 }
 
 /** The snake_case envelope of `--events` (and of stored events' JSON). */

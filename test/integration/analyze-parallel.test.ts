@@ -87,10 +87,10 @@ describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
       fs.writeFileSync(file, text);
       return file;
     };
-    logs.stderr = { files: [write('a.log', generatedStderrLog(4000, 1)), write('b.log', generatedStderrLog(2000, 7))], options: { format: 'stderr', prefix: GENERATED_STDERR_PREFIX } };
-    logs.detected = { files: [write('c.log', generatedStderrLog(3000, 5)), write('d.log.gz', gzipSync(generatedStderrLog(1500, 9)))], options: {} };
-    logs.csvlog = { files: [write('e.csv', generatedCsvLog(3000))], options: { format: 'csvlog' } };
-    logs.jsonlog = { files: [write('f.json', generatedJsonLog(3000))], options: { format: 'jsonlog' } };
+    logs.stderr = { files: [write('a.log', generatedStderrLog(2000, 1)), write('b.log', generatedStderrLog(1000, 7))], options: { format: 'stderr', prefix: GENERATED_STDERR_PREFIX } };
+    logs.detected = { files: [write('c.log', generatedStderrLog(1500, 5)), write('d.log.gz', gzipSync(generatedStderrLog(800, 9)))], options: {} };
+    logs.csvlog = { files: [write('e.csv', generatedCsvLog(1500))], options: { format: 'csvlog' } };
+    logs.jsonlog = { files: [write('f.json', generatedJsonLog(1500))], options: { format: 'jsonlog' } };
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -112,7 +112,7 @@ describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
     expect((await run(files, { ...options, db: a, jobs: 1 })).code).toBe(0);
     expect((await run(files, { ...options, db: b, jobs: 2, rangeBytes: 997 })).code).toBe(0);
     const stored = storedEvents(a);
-    expect(stored.length).toBeGreaterThan(5000);
+    expect(stored.length).toBeGreaterThan(2500);
     expect(storedEvents(b)).toEqual(stored);
   }, 120_000);
 
