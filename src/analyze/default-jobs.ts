@@ -10,6 +10,33 @@ import { isGzip } from '../sources/offline-reader.js';
 
 export const MAX_DEFAULT_JOBS = 8;
 
+/** bzip2, xz, zstd: compressed in a way the workers do not read (they read plain text and gzip). */
+const OTHER_COMPRESSIONS = [Buffer.from('BZh'), Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]), Buffer.from([0x28, 0xb5, 0x2f, 0xfd])];
+
+/**
+ * Whether every input is a regular file of plain text or gzip, which the workers read; anything
+ * else (stdin, other compressions) is parsed in the main thread by the reader that opens it.
+ */
+export async function workersCanRead(files: readonly string[]): Promise<boolean> {
+  for (const file of files) {
+    try {
+      if (!(await fsp.stat(file)).isFile()) return false;
+      const handle = await fsp.open(file, 'r');
+      const head = Buffer.alloc(6);
+      try {
+        await handle.read(head, 0, head.length, 0);
+      } finally {
+        await handle.close();
+      }
+      if (OTHER_COMPRESSIONS.some((magic) => head.subarray(0, magic.length).equals(magic))) return false;
+    } catch {
+      if (file === '-') return false;
+      // A missing or unreadable file is reported the same way by either path.
+    }
+  }
+  return true;
+}
+
 export async function defaultJobs(files: readonly string[], cores = os.availableParallelism()): Promise<number> {
   const jobs = Math.min(cores, MAX_DEFAULT_JOBS);
   if (jobs < 2) return 1;

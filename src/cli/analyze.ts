@@ -10,7 +10,7 @@
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
-import { defaultJobs } from '../analyze/default-jobs.js';
+import { defaultJobs, workersCanRead } from '../analyze/default-jobs.js';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -89,7 +89,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
 
   try {
     const ordered = await orderByFirstTimestamp(files, settings, log);
-    const jobs = options.jobs ?? await defaultJobs(ordered);
+    const jobs = !(await workersCanRead(ordered)) ? 1 : options.jobs ?? await defaultJobs(ordered);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
       const summaryOnly = !options.events && !options.db && !options.rules;
