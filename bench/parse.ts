@@ -1,7 +1,9 @@
 /**
  * Log parsing and ingest speed, as ratios measured in the same run:
- * - `pgvigil analyze --json` on the mixed corpus vs pgBadger -j 1 and vs a bare Node loop;
+ * - `pgvigil analyze --json` on the mixed corpus, -j 1 and -j 2, vs pgBadger -j 1 and vs a bare
+ *   Node loop, with peak RSS;
  * - the same on an autovacuum/autoanalyze-only corpus vs pgBadger;
+ * - stderr, csvlog and jsonlog of the same events (a slice of the mixed corpus, converted);
  * - live ingest (tail + parse + classify + store in SQLite) with its peak RSS.
  *
  * Sizes: BENCH_MB (mixed corpus, default 1024), BENCH_AV_MB (autovacuum corpus, default 1/4 of
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
 import { programCommand } from './lib/compile.js';
+import { writeOtherFormats } from './lib/formats.js';
 import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
@@ -52,8 +55,8 @@ function nodeProgram(name: string, program: string, file: string, env?: NodeJS.P
 }
 
 /** `pgvigil analyze --json FILE` as a user runs it: the shipped launcher and dist/ (built by run()). */
-function analyzeProgram(name: string, file: string): Program {
-  return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', file]] };
+function analyzeProgram(name: string, file: string, jobs: number, format = 'auto'): Program {
+  return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', '-j', String(jobs), '--format', format, file]] };
 }
 
 function say(msg: string): void {
@@ -123,6 +126,12 @@ function ratio(a: Sample[], b: Sample[]): string {
   return `${show(wall)} wall, ${cpu.some(Number.isNaN) ? '-' : show(cpu)} CPU`;
 }
 
+/** `sample` as if it had read `reference`'s bytes in its time: rates then compare time per event. */
+function sameBytes(sample: Sample, reference: Sample): Sample {
+  const factor = reference.mbPerS * reference.run.seconds / (sample.mbPerS * sample.run.seconds);
+  return { ...sample, mbPerS: sample.mbPerS * factor, mbPerCpuS: sample.mbPerCpuS === null ? null : sample.mbPerCpuS * factor };
+}
+
 async function run(): Promise<void> {
   const mixedMb = envNumber('BENCH_MB', 1024);
   const corpus = await buildCorpus({
@@ -136,12 +145,21 @@ async function run(): Promise<void> {
   const badgerMb = envNumber('BENCH_PGBADGER_MB', 64);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-parse-'));
   try {
+    const formatsMb = envNumber('BENCH_FORMATS_MB', badgerMb);
+    const stderrSlice = slice(corpus.mixed, formatsMb * MB, path.join(corpus.dir, `formats-${formatsMb}mb.log`));
+    const [csvFile, jsonFile] = [path.join(corpus.dir, `formats-${formatsMb}mb.csv`), path.join(corpus.dir, `formats-${formatsMb}mb.json`)];
+    say('writing the csvlog and jsonlog of the same events');
+    await writeOtherFormats(stderrSlice, CORPUS_PREFIX, csvFile, jsonFile);
     const programs = {
-      analyze: analyzeProgram('pgvigil analyze --json (mixed)', corpus.mixed),
+      analyze: analyzeProgram('pgvigil analyze -j 1 (mixed)', corpus.mixed, 1),
+      analyze2: analyzeProgram('pgvigil analyze -j 2 (mixed)', corpus.mixed, 2),
       bare: nodeProgram('bare Node loop (mixed)', 'bare-loop', corpus.mixed),
       ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
       ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
-      analyzeAv: analyzeProgram('pgvigil analyze --json (autovacuum)', corpus.autovacuum),
+      analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', corpus.autovacuum, 1),
+      formatStderr: analyzeProgram('analyze -j 1 stderr (same events)', stderrSlice, 1, 'stderr'),
+      formatCsv: analyzeProgram('analyze -j 1 csvlog (same events)', csvFile, 1, 'csvlog'),
+      formatJson: analyzeProgram('analyze -j 1 jsonlog (same events)', jsonFile, 1, 'jsonlog'),
       badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
       badgerAv: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(corpus.autovacuum, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null,
     };
@@ -161,9 +179,19 @@ async function run(): Promise<void> {
     for (const [key, program] of order) process.stdout.write(`  ${report(program, samples.get(key)!)}\n`);
     const s = (key: string): Sample[] => samples.get(key)!;
     process.stdout.write('\nratios (median of per-run ratios; targets in brackets):\n');
-    process.stdout.write(`  analyze / bare loop, mixed:            ${ratio(s('analyze'), s('bare'))} [>= 0.25x]\n`);
-    if (programs.badger) process.stdout.write(`  analyze / pgbadger -j 1, mixed:        ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
-    if (programs.badgerAv) process.stdout.write(`  analyze / pgbadger -j 1, autovacuum:   ${ratio(s('analyzeAv'), s('badgerAv'))} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`);
+    process.stdout.write(`  analyze -j 1 / bare loop, mixed:       ${ratio(s('analyze'), s('bare'))} [>= 0.25x]\n`);
+    process.stdout.write(`  analyze -j 2 / bare loop, mixed:       ${ratio(s('analyze2'), s('bare'))} [>= 1.0x]\n`);
+    process.stdout.write(`  analyze -j 2 / analyze -j 1, mixed:    ${ratio(s('analyze2'), s('analyze'))}\n`);
+    if (programs.badger) {
+      process.stdout.write(`  analyze -j 1 / pgbadger -j 1, mixed:   ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
+      process.stdout.write(`  analyze -j 2 / pgbadger -j 1, mixed:   ${ratio(s('analyze2'), s('badger'))} [>= 150x] (pgBadger on the first ${badgerMb} MB)\n`);
+    }
+    if (programs.badgerAv) process.stdout.write(`  analyze -j 1 / pgbadger -j 1, autovac: ${ratio(s('analyzeAv'), s('badgerAv'))} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`);
+    // The same events in three formats: compared by time (MB/s would favour the wordier format).
+    const perEvents = (a: Sample[], b: Sample[]): string => ratio(a.map((x, i) => sameBytes(x, b[i]!)), b);
+    process.stdout.write(`  csvlog / stderr, same events:          ${perEvents(s('formatCsv'), s('formatStderr'))} [>= 0.5x]\n`);
+    process.stdout.write(`  jsonlog / stderr, same events:         ${perEvents(s('formatJson'), s('formatStderr'))} [>= 0.5x]\n`);
+    process.stdout.write(`  peak RSS analyze -j 2, mixed: ${Math.max(...s('analyze2').map((x) => x.run.peakRssMb ?? 0)).toFixed(0)} MB [< 200 MB]\n`);
     process.stdout.write(`  absolute (noisy): analyze mixed ${median(s('analyze').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 100], ` +
       `autovacuum ${median(s('analyzeAv').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 60], ingest ${median(s('ingest').map((x) => x.mbPerS)).toFixed(0)} MB/s ` +
       `(notable only: ${median(s('ingestNotable').map((x) => x.mbPerS)).toFixed(0)} MB/s) [>= 50, RSS < 200 MB]\n`);

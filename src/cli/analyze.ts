@@ -8,8 +8,9 @@
  * Memory stays flat: files are streamed in 64 KiB chunks, the summary is an incremental fold, and
  * output and store writes drain per chunk.
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
+import { defaultJobs, workersCanRead } from '../analyze/default-jobs.js';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -39,6 +40,10 @@ export interface AnalyzeOptions {
   rules?: boolean;
   /** Statement text kept in what is printed and stored (src/lib/redact.ts). */
   redact?: RedactLevel;
+  /** Worker threads parsing in parallel; 1 parses in this thread. */
+  jobs?: number;
+  /** Bytes per range a worker parses (tests make it tiny). */
+  rangeBytes?: number;
 }
 
 export interface AnalyzeIo {
@@ -76,15 +81,16 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
+  const handleEvent = (original: AnyLogEvent): void => {
+    const event = redactEvent(original, redactLevel);
+    summary.add(event);
+    if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
+    // The replay stores what its rules read, in step with their evaluations.
+    if (rules) rules.add(event);
+    else if (store) batch.push(event);
+  };
   const handle = (events: AnyLogEvent[]): void => {
-    for (let i = 0; i < events.length; i++) {
-      const event = redactEvent(events[i]!, redactLevel);
-      summary.add(event);
-      if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
-      // The replay stores what its rules read, in step with their evaluations.
-      if (rules) rules.add(event);
-      else if (store) batch.push(event);
-    }
+    for (let i = 0; i < events.length; i++) handleEvent(events[i]!);
   };
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
@@ -96,7 +102,24 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
 
   try {
-    for (const file of await orderByFirstTimestamp(files, settings, log)) {
+    const ordered = await orderByFirstTimestamp(files, settings, log);
+    const jobs = !(await workersCanRead(ordered)) ? 1 : options.jobs ?? await defaultJobs(ordered);
+    if (jobs > 1) {
+      const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
+      const summaryOnly = !options.events && !options.db && !options.rules;
+      const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
+      for (const file of parsed) {
+        reports.push({ path: file.path, format: file.format?.format ?? null, prefix: file.format?.prefix ?? null, bytes: file.bytes, lines: file.lines, error: file.error });
+        if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);
+        if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
+        overLongLines += file.overLongLines;
+        if (file.stats) {
+          for (const e of file.stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file: file.path, ...e });
+          totals = totals ? addStats(totals, file.stats) : file.stats;
+        }
+      }
+    }
+    for (const file of jobs > 1 ? [] : ordered) {
       const report: AnalyzeFileReport = { path: file, format: null, prefix: null, bytes: 0, lines: 0, error: null };
       reports.push(report);
       const parser = new SourceParser(settings, log);
@@ -248,6 +271,12 @@ class BufferedOutput {
   }
 }
 
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('a whole number of at least 1');
+  return n;
+}
+
 /** The `analyze` subcommand; the exit code goes to `setExitCode`. */
 export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
@@ -261,6 +290,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
+    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8; a .gz file is read by one)', positiveInteger)
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

@@ -25,9 +25,17 @@ export function recordUnparsed(
   stats.unparsed_lines += lineCount;
   const seen = stats.unparsed_by_reason[reason] ?? 0;
   stats.unparsed_by_reason[reason] = seen + lineCount;
-  if (seen < EXAMPLES_PER_REASON) {
+  // Examples, not lines, are counted: a record of many lines is one example, and the examples of
+  // consecutive ranges of a file (analyze -j N) add up to those of the whole file.
+  if (seen < EXAMPLES_PER_REASON || examplesOf(stats, reason) < EXAMPLES_PER_REASON) {
     stats.examples.push({ reason, offset: line.offset, line: line.line, text: text.slice(0, EXAMPLE_MAX_CHARS) });
   }
+}
+
+function examplesOf(stats: FramingStats, reason: UnparsedReason): number {
+  let count = 0;
+  for (const example of stats.examples) if (example.reason === reason) count++;
+  return count;
 }
 
 /** `text` cut to `maxChars`, counting the cut in `stats.truncated_fields`. */

@@ -1,0 +1,273 @@
+/**
+ * `pgvigil analyze -j N`: parses log files on N worker threads and hands their events to the
+ * caller in file order, exactly as one pipeline per file would return them (same events, line
+ * numbers, counts and examples).
+ *
+ * A plain file is cut into ranges at entry starts (split-points.ts); a gzip file is one range
+ * (gzip cannot be read from the middle), so several .gz files parse in parallel, one .gz does
+ * not. Workers take ranges in order; the merge reads the oldest range's batches as they come,
+ * numbers its lines after the ranges before it, and skips ranges that a range read through
+ * because its boundary did not hold (range-parser.ts).
+ *
+ * Owns: planning ranges, the worker pool, the in-order merge. Never: parsing (the workers do) or
+ * what is done with the events (the caller).
+ */
+import { promises as fsp } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { AnyLogEvent } from '../domain/index.js';
+import type { Logger } from '../lib/logger.js';
+import type { DetectedFormat } from '../parsers/detect-format.js';
+import type { PipelineStats } from '../parsers/log-pipeline.js';
+import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
+import { readHeadLines } from '../sources/offline-reader.js';
+import { compressionOfFile } from '../sources/log-inputs.js';
+import { parseInputFormat } from '../parsers/formats/input-format.js';
+import { SourceParser, type ParserSettings } from '../sources/source-parser.js';
+import { forEachDecoded } from './generic-columns.js';
+import type { RangeResult } from './range-parser.js';
+import type { FromWorker, RangeTask } from './range-worker.js';
+import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
+import { entryStartTest, rangeStarts } from './split-points.js';
+
+
+export interface ParallelOptions {
+  jobs: number;
+  /** Bytes per range of a plain file (tests make it tiny so boundaries fall everywhere). */
+  rangeBytes?: number;
+  /** The caller only summarizes (analyze-summary.ts): generic events come without their text. */
+  summaryOnly?: boolean;
+}
+
+/** What one file gave: as SourceParser and readLines report it for a single-threaded run. */
+export interface ParsedFile {
+  path: string;
+  format: DetectedFormat | null;
+  /** Bytes and lines read; 0 when reading failed, as a single-threaded run reports it. */
+  bytes: number;
+  lines: number;
+  overLongLines: number;
+  stats: PipelineStats | null;
+  error: string | null;
+  /** First line that is not blank, for the "nothing understood" message. */
+  firstLine: string | null;
+}
+
+interface PlannedRange {
+  file: ParsedFile;
+  /** Index among the file's ranges. */
+  index: number;
+  task: Omit<RangeTask, 'id'>;
+  /** Set when an earlier range read through this one. */
+  skipped: boolean;
+  messages: FromWorker[];
+  wake: (() => void) | null;
+  worker: Worker | null;
+}
+
+/**
+ * Parses `files` in this order on `options.jobs` workers; `onEvent` gets every event in file
+ * order (with `summaryOnly`, a generic event is valid only during the call), and `afterBatch`
+ * is awaited after each batch (back-pressure).
+ */
+export async function parseFilesInParallel(
+  files: readonly string[],
+  settings: ParserSettings,
+  options: ParallelOptions,
+  onEvent: (event: AnyLogEvent) => void,
+  afterBatch: () => Promise<void> | void,
+  log: Logger,
+): Promise<ParsedFile[]> {
+  const parsed: ParsedFile[] = [];
+  const ranges: PlannedRange[] = [];
+  for (const path of files) {
+    const file: ParsedFile = { path, format: null, bytes: 0, lines: 0, overLongLines: 0, stats: null, error: null, firstLine: null };
+    parsed.push(file);
+    try {
+      ranges.push(...await planFile(file, settings, options, log));
+    } catch (err) {
+      file.error = (err as Error).message;
+      // As SourceParser reports a file it could not read: the format given, if any.
+      const named = settings.format === 'auto' ? null : parseInputFormat(settings.format);
+      file.format = named === null ? null : { ...named, prefix: settings.prefix };
+    }
+  }
+  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), ranges);
+  try {
+    await mergeInOrder(ranges, pool, onEvent, afterBatch);
+  } finally {
+    await pool.close();
+  }
+  return parsed;
+}
+
+/** The file's format, as a single-threaded run detects it, and its ranges. */
+async function planFile(file: ParsedFile, settings: ParserSettings, options: ParallelOptions, log: Logger): Promise<PlannedRange[]> {
+  const head = await readHeadLines(file.path, Infinity);
+  file.firstLine = head.find((line) => line.text.trim() !== '')?.text ?? null;
+  const detector = new SourceParser(settings, log);
+  detector.openFile(file.path);
+  for (const line of head) {
+    if (detector.format) break;
+    detector.push(line);
+  }
+  if (!detector.format) detector.flush();
+  const format = detector.format!;
+  file.format = format;
+  const pipeline = { target: settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
+  const range = (index: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'summaryOnly'>): PlannedRange =>
+    ({ file, index, task: { type: 'task', pipeline, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, worker: null });
+  // An envelope's lines are not the server's: where one of its entries starts is its own matter.
+  const isEntryStart = format.envelope === undefined ? entryStartTest(format) : null;
+  if (await compressionOfFile(file.path) === 'gzip' || isEntryStart === null) return [range(0, { whole: true, start: 0, ends: [Infinity] })];
+  const { size } = await fsp.stat(file.path);
+  file.bytes = size;
+  const starts = await rangeStarts(file.path, size, options.rangeBytes ?? DEFAULT_RANGE_BYTES, isEntryStart);
+  return starts.map((start, i) => range(i, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
+}
+
+class WorkerPool {
+  private readonly workers: Worker[] = [];
+  private next = 0;
+  private failure: Error | null = null;
+
+  constructor(size: number, private readonly ranges: PlannedRange[]) {
+    for (let i = 0; i < size; i++) {
+      const worker = startWorker();
+      worker.on('message', (message: FromWorker) => this.received(worker, message));
+      worker.on('error', (err) => this.fail(err));
+      this.workers.push(worker);
+      this.assign(worker);
+    }
+  }
+
+  /** Throws the error a worker died of, if any. */
+  check(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  ack(range: PlannedRange): void {
+    range.worker?.postMessage({ type: 'ack' });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+
+  private assign(worker: Worker): void {
+    while (this.next < this.ranges.length && this.ranges[this.next]!.skipped) this.next++;
+    const range = this.ranges[this.next];
+    if (!range) return;
+    range.worker = worker;
+    worker.postMessage({ ...range.task, id: this.next });
+    this.next++;
+  }
+
+  private received(worker: Worker, message: FromWorker): void {
+    const range = this.ranges[message.id]!;
+    if (range.skipped && message.type !== 'done') worker.postMessage({ type: 'ack' });
+    else range.messages.push(message);
+    if (message.type === 'done') this.assign(worker);
+    const wake = range.wake;
+    range.wake = null;
+    wake?.();
+  }
+
+  private fail(err: Error): void {
+    this.failure = new Error(`pgvigil analyze: a parsing worker failed: ${err.message}`, { cause: err });
+    for (const range of this.ranges) range.wake?.();
+  }
+}
+
+/**
+ * The worker runs the compiled module next to this one; from the TypeScript source (tests, tsx)
+ * it registers tsx in the worker first: a worker does not inherit the loader of its parent.
+ */
+function startWorker(): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./range-worker.js', import.meta.url));
+  const entry = new URL('./range-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
+  return new Worker(bootstrap, { eval: true });
+}
+
+async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromWorker> {
+  for (;;) {
+    pool.check();
+    const message = range.messages.shift();
+    if (message) return message;
+    await new Promise<void>((resolve) => { range.wake = resolve; });
+  }
+}
+
+async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvent: (event: AnyLogEvent) => void, afterBatch: () => Promise<void> | void): Promise<void> {
+  for (let r = 0; r < ranges.length; r++) {
+    const range = ranges[r]!;
+    if (range.skipped) continue;
+    const file = range.file;
+    const lineBase = file.lines;
+    for (;;) {
+      const message = await nextMessage(range, pool);
+      if (message.type !== 'done') {
+        const each = (event: AnyLogEvent): void => {
+          if (event.source) renumber(event.source, lineBase);
+          onEvent(event);
+        };
+        if (message.type === 'events') message.events.forEach(each);
+        else forEachDecoded(message.columns, each);
+        await afterBatch();
+        pool.ack(range);
+        continue;
+      }
+      addRange(file, message.result, lineBase, range.task.whole ? message.bytes : null, message.error);
+      // Ranges this one read through are already merged: their own results are dropped.
+      for (let skip = 1; skip <= message.result.endIndex; skip++) skipRange(ranges[r + skip]!, pool);
+      break;
+    }
+  }
+}
+
+function skipRange(range: PlannedRange, pool: WorkerPool): void {
+  range.skipped = true;
+  for (const message of range.messages.splice(0)) if (message.type !== 'done') pool.ack(range);
+}
+
+function renumber(position: { line: number | null }, lineBase: number): void {
+  if (position.line !== null) position.line += lineBase;
+}
+
+/** Adds a range's counts to its file's, examples renumbered and kept per reason as one pipeline keeps them. */
+function addRange(file: ParsedFile, result: RangeResult, lineBase: number, wholeBytes: number | null, error: string | null): void {
+  const stats = result.stats;
+  for (const example of stats.examples) renumber(example, lineBase);
+  file.lines += stats.lines;
+  file.overLongLines += result.overLongLines;
+  if (wholeBytes !== null) file.bytes = wholeBytes;
+  if (error) Object.assign(file, { error, bytes: 0, lines: 0 });
+  file.stats = file.stats ? mergeStats(file.stats, stats) : stats;
+}
+
+/** `into` + `more`, for consecutive ranges of one file. */
+export function mergeStats(into: PipelineStats, more: PipelineStats): PipelineStats {
+  const kept = new Map<string, number>();
+  for (const example of into.examples) kept.set(example.reason, (kept.get(example.reason) ?? 0) + 1);
+  const examples = [...into.examples];
+  for (const example of more.examples) {
+    const seen = kept.get(example.reason) ?? 0;
+    if (seen >= EXAMPLES_PER_REASON) continue;
+    kept.set(example.reason, seen + 1);
+    examples.push(example);
+  }
+  const byReason = { ...into.unparsed_by_reason };
+  for (const [reason, n] of Object.entries(more.unparsed_by_reason) as Array<[keyof typeof byReason, number]>) byReason[reason] = (byReason[reason] ?? 0) + n;
+  const byKind = { ...into.events_by_kind };
+  for (const [kind, n] of Object.entries(more.events_by_kind) as Array<[keyof typeof byKind, number]>) byKind[kind] += n;
+  return {
+    lines: into.lines + more.lines,
+    entries: into.entries + more.entries,
+    unparsed_lines: into.unparsed_lines + more.unparsed_lines,
+    unparsed_by_reason: byReason,
+    examples,
+    truncated_fields: into.truncated_fields + more.truncated_fields,
+    events: into.events + more.events,
+    events_by_kind: byKind,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
+ * gzip), parses it with range-parser.ts, and posts its events in batches of one input chunk. At
+ * most CREDIT_BATCHES batches wait unread in the main thread: a worker ahead of the merge waits,
+ * so memory stays bounded whatever the file. They cover a whole range (DEFAULT_RANGE_BYTES) and
+ * a little: the merge reads ranges in order, so a worker on the next range must be able to
+ * finish it while the merge still reads the current one, or the workers take turns.
+ *
+ * Owns: reading the range and the message protocol's worker side. Never: ordering or merging
+ * ranges (parallel-parse.ts does).
+ */
+import { promises as fsp } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import type { AnyLogEvent } from '../domain/index.js';
+import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
+import { LineSplitter } from '../sources/line-reader.js';
+import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
+import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
+import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
+import { RangeParser, type RangeResult } from './range-parser.js';
+
+export const CREDIT_BATCHES = Math.ceil((DEFAULT_RANGE_BYTES * 1.25) / CHUNK_BYTES);
+
+export interface RangeTask {
+  type: 'task';
+  id: number;
+  /** Pipeline options (the format resolved); `file` is what events name and what is read. */
+  pipeline: Omit<LogPipelineOptions, 'clock'>;
+  /** Read the whole (decompressed) file from its start; `start` and `ends` are then 0 and [Infinity]. */
+  whole: boolean;
+  start: number;
+  ends: number[];
+  /** Only a summary is made: batches go as columns (generic-columns.ts). */
+  summaryOnly: boolean;
+}
+
+export type ToWorker = RangeTask | { type: 'ack' };
+
+export type FromWorker =
+  | { type: 'events'; id: number; events: AnyLogEvent[] }
+  | { type: 'columns'; id: number; columns: ColumnBatch }
+  | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
+
+/** Plain file bytes from `start` on, in chunks of CHUNK_BYTES (valid until the next is asked for). */
+async function* plainChunksFrom(path: string, start: number): AsyncGenerator<Buffer> {
+  const handle = await fsp.open(path, 'r');
+  try {
+    const block = Buffer.allocUnsafe(READ_BYTES);
+    for (let position = start; ;) {
+      const { bytesRead } = await handle.read(block, 0, READ_BYTES, position);
+      if (bytesRead === 0) return;
+      position += bytesRead;
+      for (let at = 0; at < bytesRead; at += CHUNK_BYTES) yield block.subarray(at, Math.min(at + CHUNK_BYTES, bytesRead));
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+class Credits {
+  private available = CREDIT_BATCHES;
+  private waiter: (() => void) | null = null;
+
+  take(): Promise<void> | void {
+    if (this.available > 0) {
+      this.available--;
+      return;
+    }
+    return new Promise<void>((resolve) => {
+      this.waiter = () => {
+        this.available--;
+        resolve();
+      };
+    });
+  }
+
+  give(): void {
+    this.available++;
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.();
+  }
+}
+
+async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker, transfer?: ArrayBuffer[]) => void): Promise<void> {
+  const parser = new RangeParser(() => createLogPipeline(task.pipeline), task.ends);
+  const splitter = new LineSplitter({ startOffset: task.start, startLine: 1 });
+  let batch: AnyLogEvent[] = [];
+  let overLongSeen = 0;
+  const onLine = (line: Parameters<RangeParser['push']>[0]): void => {
+    if (parser.result) return;
+    const before = overLongSeen;
+    overLongSeen = splitter.stats.overLongLines; // counts this line already
+    const events = parser.push(line, before);
+    for (let i = 0; i < events.length; i++) batch.push(events[i]!);
+  };
+  const send = async (): Promise<void> => {
+    if (batch.length === 0) return;
+    await credits.take();
+    if (task.summaryOnly) {
+      const columns = encodeColumns(batch);
+      post({ type: 'columns', id: task.id, columns }, transferablesOf(columns));
+    } else {
+      post({ type: 'events', id: task.id, events: batch });
+    }
+    batch = [];
+  };
+  let bytes = 0;
+  let error: string | null = null;
+  try {
+    const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start);
+    for await (const chunk of chunks) {
+      bytes += chunk.length;
+      splitter.push(chunk, onLine);
+      await send();
+      if (parser.result) break;
+    }
+    if (!parser.result) splitter.end(onLine);
+  } catch (err) {
+    // As a single-threaded run: what was read before the failure (a truncated .gz) is kept.
+    error = (err as Error).message;
+  }
+  if (!parser.result) batch.push(...parser.finish(splitter.stats.overLongLines));
+  await send();
+  post({ type: 'done', id: task.id, result: parser.result!, bytes, error });
+}
+
+const port = parentPort;
+if (port) {
+  const credits = new Credits();
+  let queue = Promise.resolve();
+  port.on('message', (message: ToWorker) => {
+    if (message.type === 'ack') return credits.give();
+    queue = queue.then(() => runTask(message, credits, (out, transfer) => port.postMessage(out, transfer)));
+  });
+}
