@@ -23,6 +23,7 @@ import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
 import { EXIT } from './exit-codes.js';
+import { offlineLanguage } from '../parsers/lang/index.js';
 
 export interface AnalyzeOptions {
   format?: LogFormat | 'auto';
@@ -35,6 +36,8 @@ export interface AnalyzeOptions {
   target?: string;
   /** Replay the rules over the log and report their alerts. */
   rules?: boolean;
+  /** The logs' language (lc_messages): `auto` (detected), `en`, or a catalog language such as `de`. */
+  lang?: string;
 }
 
 export interface AnalyzeIo {
@@ -48,7 +51,11 @@ const MAX_EXAMPLES = 20;
 /** Runs the analysis; resolves to the exit code (1 when a file could not be read). */
 export async function runAnalyze(files: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   const log = io.log ?? silentLogger();
-  const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
+  const language = offlineLanguage(options.lang);
+  if (language.problem !== null) io.stderr.write(`pgvigil analyze: ${language.problem}\n`);
+  const settings: ParserSettings = {
+    target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz, language: language.setting,
+  };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
   const opened = options.db ? await openStoreWriter(options.db, log) : null;
@@ -103,6 +110,7 @@ export async function runAnalyze(files: string[], options: AnalyzeOptions, io: A
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       await drain();
+      if (parser.language !== null) io.stderr.write(`pgvigil analyze: ${file}: read in language ${parser.language} (PostgreSQL message catalogs)\n`);
       report.format = parser.format?.format ?? null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
@@ -243,6 +251,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
+    .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

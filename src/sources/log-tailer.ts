@@ -110,7 +110,7 @@ interface OpenFile {
 
 export class LogTailer implements Component {
   readonly name: string;
-  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'clock'>> & LogTailerOptions & { clock: Clock };
+  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'clock' | 'language'>> & LogTailerOptions & { clock: Clock };
   private readonly directoryMode: boolean;
   private readonly pattern: RegExp | null;
   private readonly parser: SourceParser;

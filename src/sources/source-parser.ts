@@ -10,6 +10,8 @@ import type { Logger } from '../lib/logger.js';
 import type { LogFormat, PhysicalLine } from '../parsers/framer.js';
 import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
 import { detectFormat, type DetectedFormat } from '../parsers/detect-format.js';
+import type { LanguageDetector } from '../parsers/lang/detect-language.js';
+import type { Translator } from '../parsers/lang/translator.js';
 import type { LineSplitter } from './line-reader.js';
 
 export interface ParserSettings {
@@ -22,6 +24,11 @@ export interface ParserSettings {
   timezone?: string;
   /** Time of entries whose prefix has none. */
   clock?: Clock;
+  /**
+   * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
+   * picks one from the first lines of each file; English when absent.
+   */
+  language?: { translator: Translator } | { detect: LanguageDetector; translatorFor: (language: string) => Translator | null };
 }
 
 export type { PipelineStats };
@@ -36,9 +43,23 @@ export class SourceParser {
   /** Lines read while the format is still unknown (auto): parsed once it is known. */
   private undetected: PhysicalLine[] = [];
   private closed: PipelineStats | null = null;
+  /** The current file's translator; undefined while it is being detected. */
+  private translator: Translator | null | undefined;
 
   constructor(private readonly settings: ParserSettings, private readonly log: Logger) {
     this.resolved = settings.format === 'auto' ? null : { format: settings.format, prefix: settings.prefix };
+    this.translator = this.fixedTranslator();
+  }
+
+  /** The language the current file was read in; null for English or while undetected. */
+  get language(): string | null {
+    return this.translator?.language ?? null;
+  }
+
+  private fixedTranslator(): Translator | null | undefined {
+    const language = this.settings.language;
+    if (language === undefined) return null;
+    return 'translator' in language ? language.translator : undefined;
   }
 
   /** The format in use, once known. */
@@ -51,6 +72,7 @@ export class SourceParser {
     this.retirePipeline();
     this.file = file;
     this.undetected = [];
+    this.translator = this.fixedTranslator();
   }
 
   /** Splits `chunk` with `splitter` and returns the events the completed lines finished. */
@@ -111,19 +133,29 @@ export class SourceParser {
 
   private startPipeline(force: boolean): LogPipeline | null {
     if (this.file === null) throw new Error('SourceParser: openFile() must come first');
+    const language = this.settings.language;
+    const detector = language !== undefined && 'detect' in language ? language : null;
+    // The language is told by as many first lines as the format (the whole file when shorter).
+    if (this.translator === undefined && !force && this.undetected.length < DETECT_LINES) return null;
+    const lineWords = this.translator === undefined ? detector?.detect.lineWords : this.translator?.lineWordList;
     if (!this.resolved) {
       if (!force && this.undetected.length < DETECT_LINES) {
-        const found = detectFormat(this.undetected.map((l) => l.text), { final: false });
+        const found = detectFormat(this.undetected.map((l) => l.text), { final: false, lineWords });
         if (!found) return null;
         this.resolved = found;
       } else {
-        this.resolved = detectFormat(this.undetected.map((l) => l.text), { final: true }) ?? { format: 'stderr' };
+        this.resolved = detectFormat(this.undetected.map((l) => l.text), { final: true, lineWords }) ?? { format: 'stderr' };
       }
       this.log.info({ file: this.file, ...this.resolved }, 'log format detected');
     }
+    if (this.translator === undefined && detector !== null) {
+      const found = detector.detect.detect(this.undetected.map((l) => l.text));
+      this.translator = found === null ? null : detector.translatorFor(found);
+      if (found !== null) this.log.info({ file: this.file, language: found }, 'log language detected');
+    }
     this.pipeline = createLogPipeline({
       target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog,
-      timezone: this.settings.timezone, file: this.file, clock: this.settings.clock,
+      timezone: this.settings.timezone, file: this.file, clock: this.settings.clock, translator: this.translator ?? null,
     });
     return this.pipeline;
   }

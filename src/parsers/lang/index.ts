@@ -1,0 +1,79 @@
+/**
+ * Choosing the language a log is read in: from `--lang` or by detection (offline, with the
+ * shipped catalogs), or from the server's lc_messages and its installed catalog (live). A
+ * language without a catalog is said once, by the caller, with the text `noCatalog` returns; its
+ * lines are then read as English and count as not understood.
+ */
+import type { ParserSettings } from '../../sources/source-parser.js';
+import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs } from './catalog.js';
+import { LanguageDetector } from './detect-language.js';
+import { Translator } from './translator.js';
+
+export type LanguageSetting = ParserSettings['language'];
+
+export interface LanguageChoice {
+  setting: LanguageSetting;
+  /** Why the asked language cannot be read (say it once); null when it can. */
+  problem: string | null;
+}
+
+const ENGLISH = /^(en([_-].*)?|C(\..*)?|POSIX)$/i;
+
+/**
+ * `--lang`: `auto` (default; detected per file among the shipped catalogs), `en` (English only), or
+ * a catalog language (`de`, `ja`, `zh_CN`, or a locale name such as `de_DE.UTF-8`).
+ */
+export function offlineLanguage(lang: string | undefined, catalogsDir?: string): LanguageChoice {
+  if (lang === undefined || lang === 'auto') {
+    const catalogs = readShippedCatalogs(null, catalogsDir);
+    if (catalogs.length === 0) return { setting: undefined, problem: null };
+    const translators = new Map<string, Translator>();
+    return {
+      setting: {
+        detect: new LanguageDetector(catalogs),
+        translatorFor: (language) => {
+          let translator = translators.get(language);
+          if (translator === undefined) {
+            translator = new Translator(catalogs.filter((c) => c.language === language));
+            translators.set(language, translator);
+          }
+          return translator;
+        },
+      },
+      problem: null,
+    };
+  }
+  if (ENGLISH.test(lang)) return { setting: undefined, problem: null };
+  for (const language of catalogLanguages(lang) ?? [lang]) {
+    const catalogs = readShippedCatalogs(language, catalogsDir);
+    if (catalogs.length > 0) return { setting: { translator: new Translator(catalogs) }, problem: null };
+  }
+  const shipped = [...new Set(shippedCatalogs(catalogsDir).map((c) => c.language))].join(', ');
+  return { setting: undefined, problem: noCatalog(`language "${lang}"`, `shipped catalogs: ${shipped || 'none'}`) };
+}
+
+/**
+ * A live server's language: its lc_messages read with the catalog of its own installation
+ * (`<sharedir>/locale`, Debian's /usr/share/locale), falling back to the shipped catalog of the
+ * same language and major.
+ */
+export function serverLanguage(lcMessages: string, major: number, localeDir: string, catalogsDir?: string): LanguageChoice {
+  if (ENGLISH.test(lcMessages.trim()) || lcMessages.trim() === '') return { setting: undefined, problem: null };
+  let installedProblem: string;
+  try {
+    const installed = readInstalledCatalog(localeDir, lcMessages, major);
+    if (installed === null) return { setting: undefined, problem: null };
+    return { setting: { translator: new Translator([installed]) }, problem: null };
+  } catch (error) {
+    installedProblem = (error as Error).message;
+  }
+  for (const language of catalogLanguages(lcMessages) ?? []) {
+    const shipped = readShippedCatalogs(language, catalogsDir).filter((c) => c.major === major);
+    if (shipped.length > 0) return { setting: { translator: new Translator(shipped) }, problem: null };
+  }
+  return { setting: undefined, problem: noCatalog(`lc_messages "${lcMessages}" of PostgreSQL ${major}`, installedProblem) };
+}
+
+function noCatalog(what: string, why: string): string {
+  return `no message catalog for ${what} (${why}): its log lines are read as English, so most count as not understood`;
+}
