@@ -28,7 +28,7 @@ export interface ParserSettings {
    * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
    * picks one from the first lines of each file; English when absent.
    */
-  language?: { translator: Translator } | { detect: LanguageDetector; translatorFor: (language: string) => Translator | null };
+  language?: { translator: Translator } | { detect: LanguageDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null };
 }
 
 export type { PipelineStats };
@@ -149,9 +149,10 @@ export class SourceParser {
       this.log.info({ file: this.file, ...this.resolved }, 'log format detected');
     }
     if (this.translator === undefined && detector !== null) {
-      const found = detector.detect.detect(this.undetected.map((l) => l.text));
-      this.translator = found === null ? null : detector.translatorFor(found);
-      if (found !== null) this.log.info({ file: this.file, language: found }, 'log language detected');
+      const lines = this.undetected.map((l) => l.text);
+      const found = detector.detect.detect(lines);
+      this.translator = found === null ? null : detector.translatorFor(found, lines);
+      if (this.translator) this.log.info({ file: this.file, language: found, majors: this.translator.majors }, 'log language detected');
     }
     this.pipeline = createLogPipeline({
       target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog,

@@ -6,7 +6,7 @@
  */
 import type { ParserSettings } from '../../sources/source-parser.js';
 import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs } from './catalog.js';
-import { LanguageDetector } from './detect-language.js';
+import { LanguageDetector, readLine } from './detect-language.js';
 import { Translator } from './translator.js';
 
 export type LanguageSetting = ParserSettings['language'];
@@ -28,16 +28,22 @@ export function offlineLanguage(lang: string | undefined, catalogsDir?: string):
     const catalogs = readShippedCatalogs(null, catalogsDir);
     if (catalogs.length === 0) return { setting: undefined, problem: null };
     const translators = new Map<string, Translator>();
+    const translator = (language: string, major: number | null): Translator => {
+      const key = `${language}/${major ?? 'all'}`;
+      let found = translators.get(key);
+      if (found === undefined) {
+        found = new Translator(catalogs.filter((c) => c.language === language && (major === null || c.major === major)));
+        translators.set(key, found);
+      }
+      return found;
+    };
     return {
       setting: {
         detect: new LanguageDetector(catalogs),
-        translatorFor: (language) => {
-          let translator = translators.get(language);
-          if (translator === undefined) {
-            translator = new Translator(catalogs.filter((c) => c.language === language));
-            translators.set(language, translator);
-          }
-          return translator;
+        translatorFor: (language, lines) => {
+          const majors = [...new Set(catalogs.filter((c) => c.language === language).map((c) => c.major))];
+          const major = likeliestMajor(majors.map((m) => ({ major: m, translator: translator(language, m) })), lines);
+          return translator(language, major);
         },
       },
       problem: null,
@@ -72,6 +78,30 @@ export function serverLanguage(lcMessages: string, major: number, localeDir: str
     if (shipped.length > 0) return { setting: { translator: new Translator(shipped) }, problem: null };
   }
   return { setting: undefined, problem: noCatalog(`lc_messages "${lcMessages}" of PostgreSQL ${major}`, installedProblem) };
+}
+
+/**
+ * The major whose catalog reads the most of `lines`; null (every major's messages tried together)
+ * when several read as many. One major's catalog is the exact one: merged, a text two majors
+ * translate alike but print differently in English (15's "misses" is 18's "reads") has two
+ * readings, and is left unread.
+ */
+function likeliestMajor(candidates: ReadonlyArray<{ major: number; translator: Translator }>, lines: readonly string[]): number | null {
+  if (candidates.length === 1) return candidates[0]?.major ?? null;
+  let best: { major: number | null; read: number } = { major: null, read: -1 };
+  for (const { major, translator } of candidates) {
+    let read = 0;
+    for (const line of lines) {
+      // A jsonlog record holds a whole report: each of its lines counts, as stderr's do.
+      for (const text of (readLine(line).text ?? line).split('\n')) {
+        const trimmed = text.trim();
+        if (translator.translateMessage(trimmed) !== trimmed || translator.translateLine(trimmed, 'report') !== null) read++;
+      }
+    }
+    if (read > best.read) best = { major, read };
+    else if (read === best.read) best = { major: null, read };
+  }
+  return best.major;
 }
 
 function noCatalog(what: string, why: string): string {
