@@ -163,6 +163,11 @@ export class LogTailer implements Component {
     await this.closeCurrent();
   }
 
+  /** The log's language, learned once the server could be asked (SourceParser.setLanguage). */
+  setLanguage(language: LogTailerOptions['language']): void {
+    this.parser.setLanguage(language);
+  }
+
   /** Asks for a tick now (a file changed). */
   wake(): void {
     this.wakeRequested = true;

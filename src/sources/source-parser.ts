@@ -46,7 +46,10 @@ export class SourceParser {
   /** The current file's translator; undefined while it is being detected. */
   private translator: Translator | null | undefined;
 
-  constructor(private readonly settings: ParserSettings, private readonly log: Logger) {
+  /** setLanguage() was called: the next lines are read with the new language. */
+  private languageChanged = false;
+
+  constructor(private settings: ParserSettings, private readonly log: Logger) {
     this.resolved = settings.format === 'auto' ? null : { format: settings.format, prefix: settings.prefix };
     this.translator = this.fixedTranslator();
   }
@@ -75,9 +78,19 @@ export class SourceParser {
     this.translator = this.fixedTranslator();
   }
 
+  /**
+   * The log's language, learned after reading began (the server's lc_messages, once it could be
+   * asked): the entries pending so far are finished as they were read, the next lines are read
+   * with it.
+   */
+  setLanguage(language: ParserSettings['language']): void {
+    this.settings = { ...this.settings, language };
+    this.languageChanged = true;
+  }
+
   /** Splits `chunk` with `splitter` and returns the events the completed lines finished. */
   take(splitter: LineSplitter, chunk: Buffer): AnyLogEvent[] {
-    const events: AnyLogEvent[] = [];
+    const events: AnyLogEvent[] = this.languageChanged ? this.switchLanguage() : [];
     const pipeline = this.pipeline ?? this.startPipeline(false);
     if (pipeline) {
       splitter.push(chunk, (line) => {
@@ -159,6 +172,15 @@ export class SourceParser {
       timezone: this.settings.timezone, file: this.file, clock: this.settings.clock, translator: this.translator ?? null,
     });
     return this.pipeline;
+  }
+
+  private switchLanguage(): AnyLogEvent[] {
+    this.languageChanged = false;
+    this.translator = this.fixedTranslator();
+    if (this.pipeline === null) return [];
+    const pending = this.pipeline.flush();
+    this.retirePipeline();
+    return pending;
   }
 
   private takeUndetected(): PhysicalLine[] {
