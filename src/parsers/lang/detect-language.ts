@@ -28,7 +28,8 @@ interface LanguageClues {
   /** Severity words English does not use (`FEHLER`), as csvlog and jsonlog print them. */
   severities: Set<string>;
   /** Translated message texts up to their first directive. */
-  heads: string[];
+  /** By their first UTF-16 unit: a line is compared with the few heads that can start it. */
+  heads: Map<number, string[]>;
 }
 
 const ENGLISH_SEVERITIES = new Set<string>(SEVERITY_WORDS);
@@ -69,7 +70,7 @@ export class LanguageDetector {
       language,
       tokens: [...c.tokens].filter((token) => !ENGLISH_TOKENS.has(token)),
       severities: c.severities,
-      heads: [...c.heads],
+      heads: byFirstUnit(c.heads),
     }));
     const words = new Set(ENGLISH_TOKENS);
     for (const c of this.clues) for (const token of c.tokens) words.add(token);
@@ -85,12 +86,22 @@ export class LanguageDetector {
       for (let i = 0; i < lines.length; i++) {
         const { severity, text } = read[i] as LineClue;
         if (severity === null ? c.tokens.some((token) => (lines[i] as string).includes(token)) : c.severities.has(severity)) score++;
-        if (text !== null && c.heads.some((head) => text.startsWith(head))) score++;
+        if (text !== null && c.heads.get(text.charCodeAt(0))?.some((head) => text.startsWith(head)) === true) score++;
       }
       if (score > 0 && (best === null || score > best.score)) best = { language: c.language, score };
     }
     return best?.language ?? null;
   }
+}
+
+function byFirstUnit(heads: Iterable<string>): Map<number, string[]> {
+  const out = new Map<number, string[]>();
+  for (const head of heads) {
+    const list = out.get(head.charCodeAt(0));
+    if (list === undefined) out.set(head.charCodeAt(0), [head]);
+    else list.push(head);
+  }
+  return out;
 }
 
 export interface LineClue {
