@@ -107,6 +107,7 @@ export class SourceParser {
 
   /** Feeds one line (offline reading, where the caller splits). */
   push(line: PhysicalLine): AnyLogEvent[] {
+    if (this.languageChanged) return [...this.switchLanguage(), ...this.push(line)];
     const pipeline = this.pipeline ?? this.startPipeline(false);
     if (pipeline) return pipeline.push(line);
     this.undetected.push(line);
