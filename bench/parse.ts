@@ -150,11 +150,14 @@ async function scenarioCorpus(language: string, bytes: number, out: string): Pro
   return out;
 }
 
-/** Events per second of each run of `a` over `b`'s, median (runs alternate). */
+/** Events per second (wall, and CPU: steadier on a shared machine) of each run of `a` over `b`'s, median (runs alternate). */
 function eventRatio(a: Sample[], b: Sample[]): string {
-  const rate = (s: Sample): number => (s.events ?? NaN) / s.run.seconds;
-  const ratios = a.map((s, i) => rate(s) / rate(b[i]!));
-  return `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
+  const show = (seconds: (s: Sample) => number | null): string => {
+    const rate = (s: Sample): number => (s.events ?? NaN) / (seconds(s) ?? NaN);
+    const ratios = a.map((s, i) => rate(s) / rate(b[i]!));
+    return ratios.some(Number.isNaN) ? '-' : `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
+  };
+  return `${show((s) => s.run.seconds)} wall, ${show((s) => s.run.cpuSeconds)} CPU`;
 }
 
 async function measureRounds(programs: Record<string, Program>, runs: number): Promise<Map<string, Sample[]>> {
