@@ -10,7 +10,7 @@ import type { Logger } from '../lib/logger.js';
 import type { LogFormat, PhysicalLine } from '../parsers/framer.js';
 import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
 import { detectFormat, type DetectedFormat } from '../parsers/detect-format.js';
-import type { LanguageDetector } from '../parsers/lang/detect-language.js';
+import type { LogDetector } from '../parsers/lang/detect-language.js';
 import type { Translator } from '../parsers/lang/translator.js';
 import type { LineSplitter } from './line-reader.js';
 
@@ -28,7 +28,7 @@ export interface ParserSettings {
    * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
    * picks one from the first lines of each file; English when absent.
    */
-  language?: { translator: Translator } | { detect: LanguageDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null };
+  language?: { translator: Translator } | { detect: LogDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null };
 }
 
 export type { PipelineStats };

@@ -39,8 +39,8 @@ interface Replayed {
   format: string | null;
 }
 
-async function replay(file: string): Promise<Replayed> {
-  const parser = new SourceParser({ target: 'golden', format: 'auto', language: language.setting }, silentLogger());
+async function replay(file: string, setting = language.setting): Promise<Replayed> {
+  const parser = new SourceParser({ target: 'golden', format: 'auto', language: setting }, silentLogger());
   parser.openFile(file);
   const events: AnyLogEvent[] = [];
   await readLines(file, (line) => events.push(...parser.push(line)));
@@ -84,6 +84,12 @@ describe('recorded logs of servers writing another language, replayed offline', 
           }
         });
       }
+      it(`--lang ${lang} reads the stderr log as detection does (the major still told by the file)`, async () => {
+        const given = offlineLanguage(lang);
+        expect(given.problem).toBeNull();
+        const got = await replay(path.join(dir, `${scenario}.log`), given.setting);
+        expect(eventsToNdjson(got.events, dir)).toBe(fs.readFileSync(path.join(dir, 'expected-stderr.ndjson'), 'utf8'));
+      });
       it('stderr, csvlog and jsonlog give the same classified events', () => {
         const classified = (format: string): unknown[] =>
           (replayed.get(format)?.events ?? []).filter((e) => e.kind !== 'generic').map((e) => ({ kind: e.kind, level: e.level, details: e.details }));

@@ -39,7 +39,13 @@ const ENGLISH_TOKENS = new Set<string>([
   ...Object.keys(FIELD_LABELS).map((id) => (id.includes('%') ? id.slice(0, id.indexOf('%')) : id)),
 ]);
 
-export class LanguageDetector {
+/** What the parser needs of a detector: the words the format detection must accept, and the language of a file's first lines. */
+export interface LogDetector {
+  readonly lineWords: readonly string[];
+  detect(lines: readonly string[]): string | null;
+}
+
+export class LanguageDetector implements LogDetector {
   private readonly clues: LanguageClues[];
   /** Every token of every language, English included: what the format detection must accept. */
   readonly lineWords: readonly string[];

@@ -5,8 +5,8 @@
  * lines are then read as English and count as not understood.
  */
 import type { ParserSettings } from '../../sources/source-parser.js';
-import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs } from './catalog.js';
-import { LanguageDetector, readLine } from './detect-language.js';
+import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs, type Catalog } from './catalog.js';
+import { LanguageDetector, readLine, type LogDetector } from './detect-language.js';
 import { Translator } from './translator.js';
 
 export type LanguageSetting = ParserSettings['language'];
@@ -27,35 +27,37 @@ export function offlineLanguage(lang: string | undefined, catalogsDir?: string):
   if (lang === undefined || lang === 'auto') {
     const catalogs = readShippedCatalogs(null, catalogsDir);
     if (catalogs.length === 0) return { setting: undefined, problem: null };
-    const translators = new Map<string, Translator>();
-    const translator = (language: string, major: number | null): Translator => {
-      const key = `${language}/${major ?? 'all'}`;
-      let found = translators.get(key);
-      if (found === undefined) {
-        found = new Translator(catalogs.filter((c) => c.language === language && (major === null || c.major === major)));
-        translators.set(key, found);
-      }
-      return found;
-    };
-    return {
-      setting: {
-        detect: new LanguageDetector(catalogs),
-        translatorFor: (language, lines) => {
-          const majors = [...new Set(catalogs.filter((c) => c.language === language).map((c) => c.major))];
-          const major = likeliestMajor(majors.map((m) => ({ major: m, translator: translator(language, m) })), lines);
-          return translator(language, major);
-        },
-      },
-      problem: null,
-    };
+    return { setting: perFile(catalogs, new LanguageDetector(catalogs)), problem: null };
   }
   if (ENGLISH.test(lang)) return { setting: undefined, problem: null };
   for (const language of catalogLanguages(lang) ?? [lang]) {
     const catalogs = readShippedCatalogs(language, catalogsDir);
-    if (catalogs.length > 0) return { setting: { translator: new Translator(catalogs) }, problem: null };
+    // The language is given; its major is still told per file.
+    if (catalogs.length > 0) return { setting: perFile(catalogs, { lineWords: new LanguageDetector(catalogs).lineWords, detect: () => language }), problem: null };
   }
   const shipped = [...new Set(shippedCatalogs(catalogsDir).map((c) => c.language))].join(', ');
   return { setting: undefined, problem: noCatalog(`language "${lang}"`, `shipped catalogs: ${shipped || 'none'}`) };
+}
+
+/** Each file's language from `detector`, read with the catalog of the major that reads its first lines best. */
+function perFile(catalogs: readonly Catalog[], detector: LogDetector): LanguageSetting {
+  const translators = new Map<string, Translator>();
+  const translator = (language: string, major: number | null): Translator => {
+    const key = `${language}/${major ?? 'all'}`;
+    let found = translators.get(key);
+    if (found === undefined) {
+      found = new Translator(catalogs.filter((c) => c.language === language && (major === null || c.major === major)));
+      translators.set(key, found);
+    }
+    return found;
+  };
+  return {
+    detect: detector,
+    translatorFor: (language, lines) => {
+      const majors = [...new Set(catalogs.filter((c) => c.language === language).map((c) => c.major))];
+      return translator(language, likeliestMajor(majors.map((m) => ({ major: m, translator: translator(language, m) })), lines));
+    },
+  };
 }
 
 /**
