@@ -10,13 +10,20 @@
  * it), BENCH_PGBADGER_MB (pgBadger reads ~2 MB/s, so it runs on the first N MB, default 64, and
  * its rate is compared as MB/s), BENCH_RUNS (default 3), BENCH_LOAD_S (seconds of load behind the
  * corpus, default 100).
+ *
+ * Translated logs (issue #16): the recorded German and Japanese PG 15 logs of six scenarios
+ * (test/fixtures/logs-lang) vs the English PG 15 logs of the same scenarios (test/fixtures/logs),
+ * each amplified to BENCH_LANG_MB (default 64), as events/s of `analyze --json` (goal: translated
+ * >= 0.5x English); and English read with the default language detection vs `--lang en`, to see
+ * what detection costs a log that needs none. BENCH_PARSE_ONLY=translated runs this section alone
+ * (no live corpus).
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
+import { amplify, buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
 import { programCommand } from './lib/compile.js';
 import { writeOtherFormats } from './lib/formats.js';
 import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
@@ -38,6 +45,8 @@ interface Program {
 
 interface Sample {
   run: ProcessRun;
+  /** Events the analysis reported (analyze only). */
+  events: number | null;
   mbPerS: number;
   /** MB per CPU second (user + system): less disturbed by other load on a shared machine. */
   mbPerCpuS: number | null;
@@ -55,8 +64,8 @@ function nodeProgram(name: string, program: string, file: string, env?: NodeJS.P
 }
 
 /** `pgvigil analyze --json FILE` as a user runs it: the shipped launcher and dist/ (built by run()). */
-function analyzeProgram(name: string, file: string, jobs: number, format = 'auto'): Program {
-  return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', '-j', String(jobs), '--format', format, file]] };
+function analyzeProgram(name: string, file: string, extraArgs: string[] = []): Program {
+  return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', ...extraArgs, file]] };
 }
 
 function say(msg: string): void {
@@ -90,14 +99,16 @@ function slice(file: string, bytes: number, out: string): string {
 async function measure(program: Program): Promise<Sample> {
   const run = await timeProcess(program.command[0], program.command[1], { ...process.env, ...program.env });
   let lines: number | null = null;
+  let events: number | null = null;
   try {
-    const parsed = JSON.parse(run.stdout) as { lines?: number };
+    const parsed = JSON.parse(run.stdout) as { lines?: number; events_by_kind?: Record<string, number> };
     lines = typeof parsed.lines === 'number' ? parsed.lines : null;
+    events = parsed.events_by_kind ? Object.values(parsed.events_by_kind).reduce((a, b) => a + b, 0) : null;
   } catch {
     // pgBadger and the ingest program print no line count.
   }
   const mbPerCpuS = run.cpuSeconds ? program.bytes / MB / run.cpuSeconds : null;
-  return { run, mbPerS: program.bytes / MB / run.seconds, mbPerCpuS, lines };
+  return { run, mbPerS: program.bytes / MB / run.seconds, mbPerCpuS, lines, events };
 }
 
 function report(program: Program, samples: Sample[]): string {
@@ -132,7 +143,78 @@ function sameBytes(sample: Sample, reference: Sample): Sample {
   return { ...sample, mbPerS: sample.mbPerS * factor, mbPerCpuS: sample.mbPerCpuS === null ? null : sample.mbPerCpuS * factor };
 }
 
+/** Scenarios recorded in English and in every language measured (test/fixtures/logs-lang). */
+const LANG_SCENARIOS = ['autovacuum-held-back-by-snapshot', 'lock-waits-and-lock-timeout', 'deadlock', 'checkpoint-requested', 'standby-recovery-conflicts', 'backend-killed-crash-restart'];
+const LANG_FIXTURES = path.join(ROOT, 'test', 'fixtures');
+
+/** The stderr logs of LANG_SCENARIOS in `language` (en: the English golden fixtures), one after the other, amplified. */
+async function scenarioCorpus(language: string, bytes: number, out: string): Promise<string> {
+  const lines = LANG_SCENARIOS.flatMap((scenario) => {
+    const file = language === 'en'
+      ? path.join(LANG_FIXTURES, 'logs', `pg15-stderr-${scenario}`, `${scenario}.log`)
+      : path.join(LANG_FIXTURES, 'logs-lang', `pg15-${language}-${scenario}`, `${scenario}.log`);
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '');
+  });
+  await amplify(lines, bytes, out);
+  return out;
+}
+
+/** Events per second (wall, and CPU: steadier on a shared machine) of each run of `a` over `b`'s, median (runs alternate). */
+function eventRatio(a: Sample[], b: Sample[]): string {
+  const show = (seconds: (s: Sample) => number | null): string => {
+    const rate = (s: Sample): number => (s.events ?? NaN) / (seconds(s) ?? NaN);
+    const ratios = a.map((s, i) => rate(s) / rate(b[i]!));
+    return ratios.some(Number.isNaN) ? '-' : `${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}-${Math.max(...ratios).toFixed(2)})`;
+  };
+  return `${show((s) => s.run.seconds)} wall, ${show((s) => s.run.cpuSeconds)} CPU`;
+}
+
+async function measureRounds(programs: Record<string, Program>, runs: number): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>(Object.keys(programs).map((key) => [key, []]));
+  for (let i = 0; i < runs; i++) {
+    for (const [key, program] of Object.entries(programs)) {
+      const sample = await measure(program);
+      samples.get(key)!.push(sample);
+      process.stdout.write(`run ${i + 1}/${runs}: ${program.name}: ${sample.run.seconds.toFixed(1)} s, ${sample.mbPerS.toFixed(1)} MB/s wall, ` +
+        `${sample.mbPerCpuS?.toFixed(1) ?? '-'} MB/s CPU, ${sample.events === null ? '-' : (sample.events / sample.run.seconds / 1e3).toFixed(0)} k events/s, ` +
+        `peak RSS ${sample.run.peakRssMb?.toFixed(0) ?? '-'} MB\n`);
+    }
+  }
+  return samples;
+}
+
+async function translatedSection(tmp: string, runs: number): Promise<void> {
+  const bytes = envNumber('BENCH_LANG_MB', 64) * MB;
+  say(`translated logs: building ${bytes / MB} MB corpora of the recorded PG 15 scenarios (en, de, ja)`);
+  const en = await scenarioCorpus('en', bytes, path.join(tmp, 'lang-en.log'));
+  const programs = {
+    en: analyzeProgram('analyze, English (detection on)', en),
+    enFixed: analyzeProgram('analyze --lang en, English', en, ['--lang', 'en']),
+    de: analyzeProgram('analyze, German (detected)', await scenarioCorpus('de', bytes, path.join(tmp, 'lang-de.log'))),
+    ja: analyzeProgram('analyze, Japanese (detected)', await scenarioCorpus('ja', bytes, path.join(tmp, 'lang-ja.log'))),
+  };
+  for (const program of Object.values(programs)) execFileSync('cat', [program.file], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const samples = await measureRounds(programs, runs);
+  const s = (key: keyof typeof programs): Sample[] => samples.get(key)!;
+  const events = (key: keyof typeof programs): string => `${s(key)[0]?.events ?? '-'} events`;
+  process.stdout.write('\ntranslated logs, events/s ratios (median of per-run ratios; targets in brackets):\n');
+  process.stdout.write(`  German / English:              ${eventRatio(s('de'), s('en'))} [>= 0.5x] (${events('de')} vs ${events('en')})\n`);
+  process.stdout.write(`  Japanese / English:            ${eventRatio(s('ja'), s('en'))} [>= 0.5x] (${events('ja')})\n`);
+  process.stdout.write(`  English, detection / --lang en: ${eventRatio(s('en'), s('enFixed'))} [~1.0x: detection must not cost English logs]\n`);
+}
+
 async function run(): Promise<void> {
+  if (process.env.BENCH_PARSE_ONLY === 'translated') {
+    say('building dist/ (npm run build)');
+    execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-lang-'));
+    try {
+      await translatedSection(tmp, envNumber('BENCH_RUNS', 3));
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+    return;
+  }
   const mixedMb = envNumber('BENCH_MB', 1024);
   const corpus = await buildCorpus({
     mixedMb, autovacuumMb: envNumber('BENCH_AV_MB', Math.max(16, Math.round(mixedMb / 4))), loadSeconds: envNumber('BENCH_LOAD_S', 100),
@@ -151,30 +233,22 @@ async function run(): Promise<void> {
     say('writing the csvlog and jsonlog of the same events');
     await writeOtherFormats(stderrSlice, CORPUS_PREFIX, csvFile, jsonFile);
     const programs = {
-      analyze: analyzeProgram('pgvigil analyze -j 1 (mixed)', corpus.mixed, 1),
-      analyze2: analyzeProgram('pgvigil analyze -j 2 (mixed)', corpus.mixed, 2),
+      analyze: analyzeProgram('pgvigil analyze -j 1 (mixed)', corpus.mixed, ['-j', '1']),
+      analyze2: analyzeProgram('pgvigil analyze -j 2 (mixed)', corpus.mixed, ['-j', '2']),
       bare: nodeProgram('bare Node loop (mixed)', 'bare-loop', corpus.mixed),
       ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
       ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
-      analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', corpus.autovacuum, 1),
-      formatStderr: analyzeProgram('analyze -j 1 stderr (same events)', stderrSlice, 1, 'stderr'),
-      formatCsv: analyzeProgram('analyze -j 1 csvlog (same events)', csvFile, 1, 'csvlog'),
-      formatJson: analyzeProgram('analyze -j 1 jsonlog (same events)', jsonFile, 1, 'jsonlog'),
+      analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', corpus.autovacuum, ['-j', '1']),
+      formatStderr: analyzeProgram('analyze -j 1 stderr (same events)', stderrSlice, ['-j', '1', '--format', 'stderr']),
+      formatCsv: analyzeProgram('analyze -j 1 csvlog (same events)', csvFile, ['-j', '1', '--format', 'csvlog']),
+      formatJson: analyzeProgram('analyze -j 1 jsonlog (same events)', jsonFile, ['-j', '1', '--format', 'jsonlog']),
       badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
       badgerAv: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(corpus.autovacuum, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null,
     };
     // Warm the page cache: the point is parsing speed, not the disk.
     for (const file of [corpus.mixed, corpus.autovacuum]) execFileSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
     const order = Object.entries(programs).filter((e): e is [string, Program] => e[1] !== null);
-    const samples = new Map<string, Sample[]>(order.map(([key]) => [key, []]));
-    for (let i = 0; i < runs; i++) {
-      for (const [key, program] of order) {
-        const sample = await measure(program);
-        samples.get(key)!.push(sample);
-        process.stdout.write(`run ${i + 1}/${runs}: ${program.name}: ${sample.run.seconds.toFixed(1)} s, ${sample.mbPerS.toFixed(1)} MB/s wall, ` +
-          `${sample.mbPerCpuS?.toFixed(1) ?? '-'} MB/s CPU, peak RSS ${sample.run.peakRssMb?.toFixed(0) ?? '-'} MB\n`);
-      }
-    }
+    const samples = await measureRounds(Object.fromEntries(order), runs);
     process.stdout.write('\nmedian of runs (range):\n');
     for (const [key, program] of order) process.stdout.write(`  ${report(program, samples.get(key)!)}\n`);
     const s = (key: string): Sample[] => samples.get(key)!;
@@ -198,6 +272,7 @@ async function run(): Promise<void> {
     const analyzeLines = s('analyze')[0]?.lines;
     const bareLines = s('bare')[0]?.lines;
     if (analyzeLines !== bareLines) process.stdout.write(`  WARNING: analyze counted ${analyzeLines} lines, the bare loop ${bareLines}\n`);
+    await translatedSection(tmp, runs);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -268,6 +268,7 @@ export function mergeStats(into: PipelineStats, more: PipelineStats): PipelineSt
     examples,
     truncated_fields: into.truncated_fields + more.truncated_fields,
     events: into.events + more.events,
+    translated_entries: into.translated_entries + more.translated_entries,
     events_by_kind: byKind,
   };
 }

@@ -26,6 +26,7 @@ import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
 import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
+import { offlineLanguage } from '../parsers/lang/index.js';
 
 export interface AnalyzeOptions {
   format?: InputFormat;
@@ -44,6 +45,8 @@ export interface AnalyzeOptions {
   jobs?: number;
   /** Bytes per range a worker parses (tests make it tiny). */
   rangeBytes?: number;
+  /** The logs' language (lc_messages): `auto` (detected), `en`, or a catalog language such as `de`. */
+  lang?: string;
 }
 
 export interface AnalyzeIo {
@@ -65,7 +68,11 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     io.stderr.write(`pgvigil analyze: ${(err as Error).message}\n`);
     return EXIT.FAILURE;
   }
-  const settings = { target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz };
+  const language = offlineLanguage(options.lang);
+  if (language.problem !== null) io.stderr.write(`pgvigil analyze: ${language.problem}\n`);
+  const settings: ParserSettings = {
+    target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz, language: language.setting,
+  };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
   const opened = options.db ? await openStoreWriter(options.db, log) : null;
@@ -103,18 +110,25 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
 
   try {
     const ordered = await orderByFirstTimestamp(files, settings, log);
-    const jobs = !(await workersCanRead(ordered)) ? 1 : options.jobs ?? await defaultJobs(ordered);
+    let jobs = !(await workersCanRead(ordered)) ? 1 : options.jobs ?? await defaultJobs(ordered);
+    // Workers read English only (no translator crosses a thread): translated logs parse here.
+    if (jobs > 1 && options.lang !== 'en' && await anyTranslated(ordered, settings, log)) jobs = 1;
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const summaryOnly = !options.events && !options.db && !options.rules;
+      const summaryOnly = !options.events && !options.db && !options.rules && redactLevel === 'off';
       const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
       for (const file of parsed) {
-        reports.push({ path: file.path, format: file.format?.format ?? null, prefix: file.format?.prefix ?? null, bytes: file.bytes, lines: file.lines, error: file.error });
+        const report: AnalyzeFileReport = {
+          path: file.path, format: file.format ? inputFormatName(file.format.format, file.format.envelope) : null, prefix: file.format?.prefix ?? null,
+          bytes: file.bytes, lines: file.lines, error: file.error,
+        };
+        reports.push(report);
+        if (report.lines > 0 && report.error === null && (file.stats?.entries ?? 0) === 0) notUnderstood.push(report);
         if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);
         if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
         overLongLines += file.overLongLines;
         if (file.stats) {
-          for (const e of file.stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file: file.path, ...e });
+          for (const e of file.stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file: file.path, ...e, text: redactLine(e.text, redactLevel) });
           totals = totals ? addStats(totals, file.stats) : file.stats;
         }
       }
@@ -139,6 +153,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       await drain();
+      if (parser.language !== null) io.stderr.write(`pgvigil analyze: ${file}: read in language ${parser.language} (PostgreSQL message catalogs)\n`);
       report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
@@ -209,6 +224,21 @@ async function orderByFirstTimestamp(files: string[], settings: ParserSettings, 
   for (const [index, file] of files.entries()) firsts.push({ file, index, first: await firstTimestamp(file, settings, log) });
   firsts.sort((a, b) => (a.first ?? Infinity) - (b.first ?? Infinity) || a.index - b.index);
   return firsts.map((f) => f.file);
+}
+
+async function anyTranslated(files: readonly string[], settings: ParserSettings, log: Logger): Promise<boolean> {
+  for (const file of files) {
+    try {
+      const parser = new SourceParser(settings, log);
+      parser.openFile(file);
+      for (const line of await readHeadLines(file)) parser.push(line);
+      parser.flush();
+      if (parser.language !== null) return true;
+    } catch {
+      // reported when the file is read for real
+    }
+  }
+  return false;
 }
 
 async function firstTimestamp(file: string, settings: ParserSettings, log: Logger): Promise<number | null> {
@@ -291,6 +321,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
     .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8; a .gz file is read by one)', positiveInteger)
+    .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
     });

@@ -12,9 +12,10 @@ import { clientConfigFor, connectionHint, describeConnection } from '../lib/pg-c
 import { openStore } from '../store/open-store.js';
 import { type CheckResult } from './check-results.js';
 import { judgeLogSettings } from './server-settings-check.js';
+import { describeServerLanguage, languageOfServer, LOCALE_DIR_SETTING, readLocaleDir } from '../sources/server-language.js';
 
 const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_destination', 'log_line_prefix',
-  'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_lock_waits', 'log_recovery_conflict_waits')`;
+  'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_lock_waits', 'log_recovery_conflict_waits', 'lc_messages')`;
 
 export async function runChecks(config: Config): Promise<CheckResult[]> {
   const results: CheckResult[] = [{ aspect: 'config', state: 'ok', message: `${config.source} is valid` }];
@@ -92,13 +93,28 @@ async function checkTarget(target: Target): Promise<CheckResult[]> {
       results.push({ aspect: `${target.name}: version`, state: 'fail', message: `PostgreSQL ${info!.version} is older than 13, which pgvigil supports`, hint: 'upgrade the server' });
     }
     const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);
-    results.push(...judgeLogSettings(target.name, versionNum, Object.fromEntries(rows.map((r) => [r.name, r.setting]))));
+    const settings: Record<string, string> = Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    results.push(...judgeLogSettings(target.name, versionNum, settings));
+    const localeDir = await readLocaleDir(client);
+    results.push(checkLanguage(target.name, { ...settings, server_version_num: String(versionNum), ...(localeDir !== null ? { [LOCALE_DIR_SETTING]: localeDir } : {}) }));
     return results;
   } catch (err) {
     return [{ aspect: `${target.name}: connection`, state: 'fail', message: `connected to ${where} but a query failed: ${(err as Error).message}`, hint: connectionHint(err) }];
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/** Whether pgvigil can read the language the server logs in (its lc_messages). */
+function checkLanguage(target: string, server: Readonly<Record<string, string>>): CheckResult {
+  const aspect = `${target}: log language`;
+  const found = languageOfServer(server);
+  if (found === null) return { aspect, state: 'warn', message: 'the server did not say its lc_messages: the log language is detected from the log' };
+  if (found.problem === null) return { aspect, state: 'ok', message: describeServerLanguage(found) };
+  return {
+    aspect, state: 'warn', message: found.problem,
+    hint: `install the server's message catalogs on this host (postgres-${found.major}.mo under LOCALEDIR), or set lc_messages = 'C' on the server for logs any tool reads`,
+  };
 }
 
 function checkLogPath(target: Target): CheckResult {

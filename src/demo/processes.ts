@@ -11,7 +11,10 @@ const POLL_INTERVAL_MS = 100;
 const LOOPBACK = '127.0.0.1';
 // Programs run with a fixed environment: nothing of the test process (PGDATA, PGPORT, locales the
 // chroot lacks) leaks into the server.
-const SERVER_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', TZ: 'UTC' };
+// C.UTF-8 rather than C: processes without a database (postmaster, checkpointer, startup) write
+// their messages in the character set of this locale, and a server whose lc_messages is not
+// English would otherwise print every non-ASCII letter as "?" (issue #16).
+const SERVER_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C.UTF-8', TZ: 'UTC' };
 
 /** Runs a command to its exit; rejects with the command line and its output when it fails. */
 export function runCommand(command: Command): Promise<string> {

@@ -42,8 +42,14 @@ export interface LogEvent<K extends EventKind = EventKind> {
   user: string | null;
   level: LogLevel;
   sqlstate: string | null;
-  /** The entry's primary message (first line for multi-line reports). */
+  /** The entry's primary message (first line for multi-line reports), as the server wrote it. */
   message: string;
+  /**
+   * Present only for a log read through a message catalog (a server whose lc_messages is not
+   * English): the catalog's language (`de`, `ja`, `zh_CN`). `message` keeps the translated text;
+   * `details` hold what the English message says.
+   */
+  language?: string;
   details: EventDetailsByKind[K];
   source: SourcePosition;
 }

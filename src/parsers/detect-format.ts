@@ -28,6 +28,11 @@ export interface DetectOptions {
   final: boolean;
   /** The log_line_prefix the operator gave: the only stderr candidate (with and without a syslog header). */
   prefix?: string;
+  /**
+   * The tokens after the prefix when the log may be translated (lang/detect-language.ts): the
+   * severity words and labels of every known language, English included.
+   */
+  lineWords?: readonly string[];
 }
 
 /** Common settings, specific before general (a prefix with %q also reads lines without it). */
@@ -66,6 +71,25 @@ const CSV_RECORD_START = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} [A-Za-z0-9+-]{1
 
 let compiledStderr: CompiledPrefix[] | null = null;
 let compiledSyslog: CompiledPrefix[] | null = null;
+/** The prefixes compiled with translated words, per word list (one list per process in practice). */
+const compiledWithWords = new WeakMap<readonly string[], { stderr: CompiledPrefix[]; syslog: CompiledPrefix[] }>();
+
+function compiledPrefixes(lineWords: readonly string[] | undefined): { stderr: CompiledPrefix[]; syslog: CompiledPrefix[] } {
+  if (lineWords === undefined) {
+    compiledStderr ??= COMMON_PREFIXES.map((prefix) => compilePrefix(prefix));
+    compiledSyslog ??= SYSLOG_PREFIXES.map((prefix) => compilePrefix(prefix));
+    return { stderr: compiledStderr, syslog: compiledSyslog };
+  }
+  let compiled = compiledWithWords.get(lineWords);
+  if (compiled === undefined) {
+    compiled = {
+      stderr: COMMON_PREFIXES.map((prefix) => compilePrefix(prefix, lineWords)),
+      syslog: SYSLOG_PREFIXES.map((prefix) => compilePrefix(prefix, lineWords)),
+    };
+    compiledWithWords.set(lineWords, compiled);
+  }
+  return compiled;
+}
 
 /**
  * The format of the log whose first lines are `lines`; null when the lines do not tell yet (not
@@ -74,9 +98,8 @@ let compiledSyslog: CompiledPrefix[] | null = null;
 export function detectFormat(lines: readonly string[], options: DetectOptions): DetectedFormat | null {
   const sample = lines.filter((line) => line.length > 0);
   if (sample.length === 0) return null;
-  compiledStderr ??= COMMON_PREFIXES.map(compilePrefix);
-  compiledSyslog ??= SYSLOG_PREFIXES.map(compilePrefix);
-  const given = options.prefix === undefined ? null : [compilePrefix(options.prefix)];
+  const compiled = compiledPrefixes(options.lineWords);
+  const given = options.prefix === undefined ? null : [compilePrefix(options.prefix, options.lineWords)];
 
   let best: { found: DetectedFormat; score: number } = { found: { format: 'stderr' }, score: 0 };
   const consider = (found: DetectedFormat, score: number): void => {
@@ -84,8 +107,8 @@ export function detectFormat(lines: readonly string[], options: DetectOptions): 
   };
   consider({ format: 'jsonlog' }, scoreJsonlog(sample));
   consider({ format: 'csvlog' }, scoreCsvlog(sample));
-  for (const prefix of given ?? compiledStderr) consider({ format: 'stderr', prefix: prefix.prefix }, scoreStderr(sample, prefix, false));
-  for (const prefix of given ?? compiledSyslog) {
+  for (const prefix of given ?? compiled.stderr) consider({ format: 'stderr', prefix: prefix.prefix }, scoreStderr(sample, prefix, false));
+  for (const prefix of given ?? compiled.syslog) {
     consider({ format: 'stderr', prefix: prefix.prefix, syslog: true }, scoreStderr(sample, prefix, true));
   }
 

@@ -21,6 +21,8 @@ import { levelOf } from './severity.js';
 import { TimestampParser } from './timestamp.js';
 
 export interface CsvlogFramerOptions {
+  /** A server with a translated lc_messages: severity words (`FEHLER`) -> English (`ERROR`). */
+  severityWords?: ReadonlyMap<string, string>;
   file: string;
   timezone?: string | null;
   maxFieldChars?: number;
@@ -63,8 +65,11 @@ export class CsvlogFramer implements Framer {
   private chars = 0;
   private insideQuotes = false;
 
+  private readonly severityWords: ReadonlyMap<string, string> | null;
+
   constructor(options: CsvlogFramerOptions) {
     this.file = options.file;
+    this.severityWords = options.severityWords ?? null;
     this.timestamps = new TimestampParser(options.timezone ?? null);
     this.maxFieldChars = options.maxFieldChars ?? DEFAULT_MAX_FIELD_CHARS;
     this.batchRecords = Math.max(1, options.batchRecords ?? DEFAULT_BATCH_RECORDS);
@@ -118,7 +123,8 @@ export class CsvlogFramer implements Framer {
     if (!COLUMN_COUNTS.has(row.length)) return this.unparsed('csv_column_count', record);
     const tsMs = this.timestamps.parse(row[Col.LogTime] ?? '');
     if (Number.isNaN(tsMs)) return this.unparsed(this.timestamps.failure, record);
-    const level = levelOf(row[Col.ErrorSeverity] ?? '');
+    const severity = row[Col.ErrorSeverity] ?? '';
+    const level = levelOf(this.severityWords?.get(severity) ?? severity);
     if (level === null) return this.unparsed('unknown_severity', record);
     return {
       tsMs,

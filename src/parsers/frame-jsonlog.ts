@@ -10,6 +10,8 @@ import { levelOf } from './severity.js';
 import { TimestampParser } from './timestamp.js';
 
 export interface JsonlogFramerOptions {
+  /** A server with a translated lc_messages: severity words (`FEHLER`) -> English (`ERROR`). */
+  severityWords?: ReadonlyMap<string, string>;
   file: string;
   timezone?: string | null;
   maxFieldChars?: number;
@@ -21,8 +23,11 @@ export class JsonlogFramer implements Framer {
   private readonly timestamps: TimestampParser;
   private readonly maxFieldChars: number;
 
+  private readonly severityWords: ReadonlyMap<string, string> | null;
+
   constructor(options: JsonlogFramerOptions) {
     this.file = options.file;
+    this.severityWords = options.severityWords ?? null;
     this.timestamps = new TimestampParser(options.timezone ?? null);
     this.maxFieldChars = options.maxFieldChars ?? DEFAULT_MAX_FIELD_CHARS;
   }
@@ -60,7 +65,7 @@ export class JsonlogFramer implements Framer {
     if (timestamp === null || severity === null || message === null) return this.unparsed('json_missing_field', line);
     const tsMs = this.timestamps.parse(timestamp);
     if (Number.isNaN(tsMs)) return this.unparsed(this.timestamps.failure, line);
-    const level = levelOf(severity);
+    const level = levelOf(this.severityWords?.get(severity) ?? severity);
     if (level === null) return this.unparsed('unknown_severity', line);
     return {
       tsMs,

@@ -43,6 +43,11 @@ export interface StderrFramerOptions {
   maxFieldChars?: number;
   /** Only for syslog headers without a year. */
   nowMs?: () => number;
+  /**
+   * A server with a translated lc_messages: the tokens after the prefix (`FEHLER:  `) -> English
+   * word (`ERROR`); lang/translator.ts.
+   */
+  lineWords?: ReadonlyMap<string, string>;
 }
 
 type TextField = 'message' | 'detail' | 'hint' | 'query' | 'context' | 'location' | 'statement';
@@ -71,6 +76,7 @@ export class StderrFramer implements Framer {
   private readonly syslog: SyslogHeaderParser | null;
   private readonly windowLines: number;
   private readonly maxFieldChars: number;
+  private readonly lineWords: ReadonlyMap<string, string> | null;
   /**
    * Entries not yet returned, in order of their first line; released from `head`. A released slot
    * is cleared at once, so a returned entry dies young instead of being promoted by the GC.
@@ -88,7 +94,8 @@ export class StderrFramer implements Framer {
 
   constructor(options: StderrFramerOptions) {
     this.file = options.file;
-    this.prefix = compilePrefix(options.prefix);
+    this.lineWords = options.lineWords ?? null;
+    this.prefix = compilePrefix(options.prefix, this.lineWords === null ? undefined : [...this.lineWords.keys()]);
     this.timestamps = new TimestampParser(options.timezone ?? null);
     this.syslog = options.syslog === true ? new SyslogHeaderParser(this.timestamps, options.nowMs ?? Date.now) : null;
     this.windowLines = options.interleaveWindowLines ?? DEFAULT_INTERLEAVE_WINDOW_LINES;
@@ -135,7 +142,8 @@ export class StderrFramer implements Framer {
       if (header !== null && header.chunk > 1) return this.continueEntry(body, '', line, text, header);
       return this.unparsed(body.length === 0 ? 'blank_line' : 'prefix_mismatch', line, text);
     }
-    const word = m[this.prefix.groups.word] as string;
+    const token = m[this.prefix.groups.word] as string;
+    const word = this.lineWords === null ? token : (this.lineWords.get(token) as string);
     const content = body.slice(m[0].length);
     const pid = this.pidOf(m, header);
     const level = levelOf(word);

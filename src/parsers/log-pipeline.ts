@@ -9,10 +9,12 @@ import { EVENT_KINDS, type AnyLogEvent, type EventKind } from '../domain/log-eve
 import { classifyEntry } from './classify/index.js';
 import { createEnvelopeFramer } from './formats/envelope-framers.js';
 import type { Envelope } from './formats/input-format.js';
+import { firstLine } from './classify/usage-lines.js';
 import { CsvlogFramer } from './frame-csvlog.js';
 import { JsonlogFramer } from './frame-jsonlog.js';
 import { StderrFramer } from './frame-stderr.js';
 import type { Framer, FramingStats, LogFormat, PhysicalLine } from './framer.js';
+import type { Translator } from './lang/translator.js';
 
 /** log_line_prefix used when a stderr log comes without one: PostgreSQL's default since 10. */
 export const DEFAULT_PREFIX = '%m [%p] ';
@@ -39,10 +41,14 @@ export interface LogPipelineOptions {
   interleaveWindowLines?: number;
   /** Time of entries whose prefix has none (and the year of RFC 3164 syslog headers). */
   clock?: Clock;
+  /** The log's language when it is not English: its words and messages are read back into English. */
+  translator?: Translator | null;
 }
 
 export interface PipelineStats extends FramingStats {
   events: number;
+  /** Entries of a translated log whose message or fields were read back into English. */
+  translated_entries: number;
   events_by_kind: Record<EventKind, number>;
 }
 
@@ -64,16 +70,18 @@ export function createFramer(o: LogPipelineOptions): Framer {
     return createEnvelopeFramer(o.envelope, () => createFramer(inner), { prefix: o.prefix ?? DEFAULT_PREFIX, syslog: o.syslog === true });
   }
   const timezone = o.timezone ?? null;
+  const severityWords = o.translator?.severityWords;
   switch (o.format) {
     case 'stderr':
       return new StderrFramer({
         file: o.file, prefix: o.prefix ?? DEFAULT_PREFIX, timezone, syslog: o.syslog,
         interleaveWindowLines: o.interleaveWindowLines, nowMs: () => (o.clock ?? systemClock).nowMs(),
+        lineWords: o.translator?.lineWords,
       });
     case 'csvlog':
-      return new CsvlogFramer({ file: o.file, timezone });
+      return new CsvlogFramer({ file: o.file, timezone, severityWords });
     case 'jsonlog':
-      return new JsonlogFramer({ file: o.file, timezone });
+      return new JsonlogFramer({ file: o.file, timezone, severityWords });
     default: {
       const format: never = o.format;
       throw new Error(`unknown log format "${String(format)}": use stderr, csvlog or jsonlog`);
@@ -88,13 +96,23 @@ export function createLogPipeline(o: LogPipelineOptions): LogPipeline {
   // Most events of a busy log are generic: a counter of their own spares a keyed store per event.
   let generic = 0;
   let events = 0;
+  let translated = 0;
+  const translator = o.translator ?? null;
 
   const classify = (entries: LogEntry[]): AnyLogEvent[] => {
     if (entries.length === 0) return NO_EVENTS;
     const out = new Array<AnyLogEvent>(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as LogEntry;
-      const event = classifyEntry(entry, o.target, entry.tsMs === null ? clock.nowMs() : undefined);
+      const english = translator === null ? entry : translator.translateEntry(entry);
+      const event = classifyEntry(english, o.target, entry.tsMs === null ? clock.nowMs() : undefined);
+      if (translator !== null) {
+        event.language = translator.language;
+        if (english !== entry) {
+          translated++;
+          event.message = originalMessage(event.message, english.message, entry.message);
+        }
+      }
       if (event.kind === 'generic') generic++;
       else byKind[event.kind]++;
       out[i] = event;
@@ -108,7 +126,18 @@ export function createLogPipeline(o: LogPipelineOptions): LogPipeline {
     flush: () => classify(framer.flush()),
     safeOffset: () => framer.safeOffset(),
     get stats(): PipelineStats {
-      return { ...framer.stats, events, events_by_kind: { ...byKind, generic } };
+      return { ...framer.stats, events, translated_entries: translated, events_by_kind: { ...byKind, generic } };
     },
   };
+}
+
+/**
+ * The server's own text for an event read in English: the whole message, or its first line when
+ * the classifier kept only that (a report's header), or the message as classified (cut by the
+ * classifier in another way: a cursor position) when it was not translated.
+ */
+function originalMessage(classified: string, english: string, original: string): string {
+  if (classified === english) return original;
+  if (classified === firstLine(english)) return firstLine(original);
+  return english === original ? classified : original;
 }

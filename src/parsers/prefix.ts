@@ -98,7 +98,12 @@ const ESCAPES: Readonly<Record<string, Escape>> = {
   Q: { pattern: '-?\\d{1,20}' }, // PG 14+
 };
 
-export function compilePrefix(prefix: string): CompiledPrefix {
+/**
+ * `lineWords`: the whole tokens a translated server writes after the prefix (`FEHLER:  `,
+ * `CONTEXTE :  `, English ones included, see lang/translator.ts); the word group then captures the
+ * token, colon and spaces included. Without it, the English words and ":  ".
+ */
+export function compilePrefix(prefix: string, lineWords?: readonly string[]): CompiledPrefix {
   const groups: PrefixGroups = {
     timestamp: 0, time: 0, millis: 0, zone: 0, pid: 0, session: 0, user: 0, database: 0, application: 0, backendType: 0, sqlstate: 0, word: 0,
   };
@@ -155,7 +160,7 @@ export function compilePrefix(prefix: string): CompiledPrefix {
   if (optionalOpen) source += ')?';
   groupCount++;
   groups.word = groupCount;
-  source += `(${LINE_WORDS_PATTERN}):  `;
+  source += lineWords === undefined ? `(${LINE_WORDS_PATTERN}):  ` : `(${alternation(lineWords)})`;
 
   return {
     prefix,
@@ -189,6 +194,11 @@ function parsePadding(prefix: string, start: number): { padding: number; letterA
   }
   if (i >= prefix.length) return null;
   return { padding: sign * width, letterAt: i };
+}
+
+/** Longest first, so a token that begins another (`LOG:  ` / `LOGG:  `) never shadows it. */
+function alternation(words: readonly string[]): string {
+  return [...words].sort((a, b) => b.length - a.length).map((word) => word.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')).join('|');
 }
 
 function escapeRegExp(ch: string): string {

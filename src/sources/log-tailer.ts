@@ -111,7 +111,7 @@ interface OpenFile {
 
 export class LogTailer implements Component {
   readonly name: string;
-  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'clock'>> & LogTailerOptions & { clock: Clock };
+  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'clock' | 'language'>> & LogTailerOptions & { clock: Clock };
   private readonly directoryMode: boolean;
   private readonly pattern: RegExp | null;
   private readonly parser: SourceParser;
@@ -162,6 +162,11 @@ export class LogTailer implements Component {
     await this.loop;
     await this.watcher?.close();
     await this.closeCurrent();
+  }
+
+  /** The log's language, learned once the server could be asked (SourceParser.setLanguage). */
+  setLanguage(language: LogTailerOptions['language']): void {
+    this.parser.setLanguage(language);
   }
 
   /** Asks for a tick now (a file changed). */

@@ -10,6 +10,7 @@ import type { Target } from '../config/load-config.js';
 import type { LogSourceConfig } from '../config/schema.js';
 import { clientConfigFor } from '../lib/pg-connection.js';
 import type { LogFormat } from '../parsers/framer.js';
+import { LOCALE_DIR_SETTING, readLocaleDir } from './server-language.js';
 
 export interface LogSettings {
   format: LogFormat | 'auto';
@@ -23,7 +24,7 @@ export interface LogSettings {
 
 // data_directory needs pg_read_all_settings (in pg_monitor); without it the row is simply absent.
 const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_line_prefix', 'log_timezone', 'log_destination',
-  'logging_collector', 'log_directory', 'log_filename', 'data_directory')`;
+  'logging_collector', 'log_directory', 'log_filename', 'data_directory', 'lc_messages', 'server_version_num')`;
 
 /** The pseudo-setting under which the file the collector writes now (pg_current_logfile()) is kept. */
 export const CURRENT_LOGFILE = 'pg_current_logfile';
@@ -39,6 +40,8 @@ export async function readServerLogSettings(target: Target, timeoutMs = 3_000): 
     const current = await client.query<{ file: string | null }>('SELECT pg_current_logfile() AS file').catch(() => null);
     const file = current?.rows[0]?.file;
     if (file) settings[CURRENT_LOGFILE] = file;
+    const localeDir = await readLocaleDir(client);
+    if (localeDir !== null) settings[LOCALE_DIR_SETTING] = localeDir;
     return settings;
   } finally {
     await client.end().catch(() => undefined);

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../lib/logger.js';
+import { readShippedCatalogs } from '../parsers/lang/catalog.js';
+import { Translator } from '../parsers/lang/translator.js';
 import type { PhysicalLine } from '../parsers/framer.js';
 import { feedAll } from '../parsers/physical-lines.js';
 import { LineSplitter } from './line-reader.js';
@@ -75,5 +77,23 @@ describe('SourceParser', () => {
 describe('addStats', () => {
   it('adds numbers and maps of numbers, concatenates lists', () => {
     expect(addStats({ a: 1, m: { x: 1 }, l: [1] }, { a: 2, m: { x: 2, y: 3 }, l: [2] })).toEqual({ a: 3, m: { x: 3, y: 3 }, l: [1, 2] });
+  });
+});
+
+describe('SourceParser.setLanguage (the server told its lc_messages after reading began)', () => {
+  const german = readFileSync(path.resolve(path.dirname(FIXTURE), '../logs-lang/pg15-de-deadlock/deadlock.log'));
+
+  it('finishes what was read before as it was read, and reads the next lines in the language', () => {
+    const parser = new SourceParser({ target: 't', format: 'stderr', prefix: '%m [%p] %q%u@%d ' }, silentLogger());
+    parser.openFile('deadlock.log');
+    const splitter = new LineSplitter();
+    const cut = german.indexOf('\n', german.indexOf('ZUSAMMENHANG')) + 1;
+    const before = parser.take(splitter, german.subarray(0, cut));
+    parser.setLanguage({ translator: new Translator(readShippedCatalogs('de').filter((c) => c.major === 15)) });
+    const after = [...parser.take(splitter, german.subarray(cut)), ...parser.flush()];
+    // The first entry was pending at the switch: flushed unread (English), so generic.
+    expect([...before, ...after][0]).toMatchObject({ kind: 'generic', message: expect.stringMatching(/^Prozess \d+ wartet immer noch/) });
+    expect([...before, ...after][0]?.language).toBeUndefined();
+    expect(after.filter((e) => e.kind !== 'generic').map((e) => [e.kind, e.language])).toEqual([['lock_wait', 'de'], ['deadlock', 'de'], ['lock_wait', 'de']]);
   });
 });

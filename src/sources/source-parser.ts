@@ -12,6 +12,8 @@ import { detectInput } from '../parsers/formats/detect-input.js';
 import { parseInputFormat, type InputFormat } from '../parsers/formats/input-format.js';
 import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
+import type { LogDetector } from '../parsers/lang/detect-language.js';
+import type { Translator } from '../parsers/lang/translator.js';
 import type { LineSplitter } from './line-reader.js';
 
 export interface ParserSettings {
@@ -25,6 +27,11 @@ export interface ParserSettings {
   timezone?: string;
   /** Time of entries whose prefix has none. */
   clock?: Clock;
+  /**
+   * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
+   * picks one from the first lines of each file; English when absent.
+   */
+  language?: { translator: Translator } | { detect: LogDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null };
 }
 
 export type { PipelineStats };
@@ -39,11 +46,28 @@ export class SourceParser {
   /** Lines read while the format is still unknown (auto): parsed once it is known. */
   private undetected: PhysicalLine[] = [];
   private closed: PipelineStats | null = null;
+  /** The current file's translator; undefined while it is being detected. */
+  private translator: Translator | null | undefined;
 
-  constructor(private readonly settings: ParserSettings, private readonly log: Logger) {
+  /** setLanguage() was called: the next lines are read with the new language. */
+  private languageChanged = false;
+
+  constructor(private settings: ParserSettings, private readonly log: Logger) {
     // Known from the settings alone, or null: a named envelope has its inside detected unless --prefix tells it.
     const named = parseInputFormat(settings.format);
     this.resolved = named === null ? null : detectInput([], { final: true, named, prefix: settings.prefix });
+    this.translator = this.fixedTranslator();
+  }
+
+  /** The language the current file was read in; null for English or while undetected. */
+  get language(): string | null {
+    return this.translator?.language ?? null;
+  }
+
+  private fixedTranslator(): Translator | null | undefined {
+    const language = this.settings.language;
+    if (language === undefined) return null;
+    return 'translator' in language ? language.translator : undefined;
   }
 
   /** The format in use, once known. */
@@ -56,11 +80,22 @@ export class SourceParser {
     this.retirePipeline();
     this.file = file;
     this.undetected = [];
+    this.translator = this.fixedTranslator();
+  }
+
+  /**
+   * The log's language, learned after reading began (the server's lc_messages, once it could be
+   * asked): the entries pending so far are finished as they were read, the next lines are read
+   * with it.
+   */
+  setLanguage(language: ParserSettings['language']): void {
+    this.settings = { ...this.settings, language };
+    this.languageChanged = true;
   }
 
   /** Splits `chunk` with `splitter` and returns the events the completed lines finished. */
   take(splitter: LineSplitter, chunk: Buffer): AnyLogEvent[] {
-    const events: AnyLogEvent[] = [];
+    const events: AnyLogEvent[] = this.languageChanged ? this.switchLanguage() : [];
     const pipeline = this.pipeline ?? this.startPipeline(false);
     if (pipeline) {
       splitter.push(chunk, (line) => {
@@ -77,6 +112,7 @@ export class SourceParser {
 
   /** Feeds one line (offline reading, where the caller splits). */
   push(line: PhysicalLine): AnyLogEvent[] {
+    if (this.languageChanged) return [...this.switchLanguage(), ...this.push(line)];
     const pipeline = this.pipeline ?? this.startPipeline(false);
     if (pipeline) return pipeline.push(line);
     this.undetected.push(line);
@@ -116,23 +152,43 @@ export class SourceParser {
 
   private startPipeline(force: boolean): LogPipeline | null {
     if (this.file === null) throw new Error('SourceParser: openFile() must come first');
+    const language = this.settings.language;
+    const detector = language !== undefined && 'detect' in language ? language : null;
+    // The language is told by as many first lines as the format (the whole file when shorter).
+    if (this.translator === undefined && !force && this.undetected.length < DETECT_LINES) return null;
+    const lineWords = this.translator === undefined ? detector?.detect.lineWords : this.translator?.lineWordList;
     if (!this.resolved) {
       const named = parseInputFormat(this.settings.format) ?? undefined;
       const texts = this.undetected.map((l) => l.text);
       if (!force && this.undetected.length < DETECT_LINES) {
-        const found = detectInput(texts, { final: false, named, prefix: this.settings.prefix });
+        const found = detectInput(texts, { final: false, named, prefix: this.settings.prefix, lineWords });
         if (!found) return null;
         this.resolved = found;
       } else {
-        this.resolved = detectInput(texts, { final: true, named, prefix: this.settings.prefix }) ?? { format: 'stderr', envelope: named?.envelope };
+        this.resolved = detectInput(texts, { final: true, named, prefix: this.settings.prefix, lineWords }) ?? { format: 'stderr', envelope: named?.envelope };
       }
       this.log.info({ file: this.file, ...this.resolved }, 'log format detected');
     }
+    if (this.translator === undefined && detector !== null) {
+      const lines = this.undetected.map((l) => l.text);
+      const found = detector.detect.detect(lines);
+      this.translator = found === null ? null : detector.translatorFor(found, lines);
+      if (this.translator) this.log.info({ file: this.file, language: found, majors: this.translator.majors }, 'log language detected');
+    }
     this.pipeline = createLogPipeline({
       target: this.settings.target, format: this.resolved.format, prefix: this.resolved.prefix, syslog: this.resolved.syslog, envelope: this.resolved.envelope,
-      timezone: this.settings.timezone, file: this.file, clock: this.settings.clock,
+      timezone: this.settings.timezone, file: this.file, clock: this.settings.clock, translator: this.translator ?? null,
     });
     return this.pipeline;
+  }
+
+  private switchLanguage(): AnyLogEvent[] {
+    this.languageChanged = false;
+    this.translator = this.fixedTranslator();
+    if (this.pipeline === null) return [];
+    const pending = this.pipeline.flush();
+    this.retirePipeline();
+    return pending;
   }
 
   private takeUndetected(): PhysicalLine[] {

@@ -19,6 +19,9 @@ import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
 import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
 import { redactEvent, redactSample, type RedactLevel } from '../lib/redact.js';
+import { describeServerLanguage, languageOfServer } from './server-language.js';
+import { offlineLanguage } from '../parsers/lang/index.js';
+import type { ParserSettings } from './source-parser.js';
 
 export class TargetSources implements Component {
   readonly name: string;
@@ -26,6 +29,8 @@ export class TargetSources implements Component {
   /** Names for the OIDs of lock events, from the catalog, on the scheduler's connections. */
   readonly names: RelationNames;
   tailer: LogTailer | null = null;
+  /** The server's lc_messages has been read (until then the log's language is detected). */
+  private languageKnown = false;
   /** The configured log, or after start() the directory the server reported when none was configured. */
   logSource: LogSourceConfig | null;
 
@@ -64,6 +69,7 @@ export class TargetSources implements Component {
     if (!logSource) return;
     const settings = resolveLogSettings(logSource, fromServer, namesDirectory(logSource.path));
     log.info({ source: logSource.path, ...settings }, 'reading the server log');
+    const language = this.learnLanguage(fromServer, log);
     this.tailer = new LogTailer({
       target: this.target.name,
       source: logSource.path,
@@ -78,8 +84,37 @@ export class TargetSources implements Component {
       log,
       // Statement and duration lines are counted but not stored: they are most of a busy log.
       storeEvent: notableOrProblem,
+      language,
     });
+    if (!this.languageKnown) {
+      // Not asked at start: the server's own word replaces detection on the poller's first connect.
+      this.scheduler.onStatus((status) => {
+        if (!status.connected || this.languageKnown) return;
+        void readServerLogSettings(this.target).then(
+          (server) => {
+            if (this.languageKnown) return;
+            const learned = this.learnLanguage(server, log);
+            if (this.languageKnown) this.tailer?.setLanguage(learned);
+          },
+          (err: Error) => log.debug({ err: err.message }, 'could not read lc_messages yet'),
+        );
+      });
+    }
     await this.tailer.start();
+  }
+
+  /**
+   * The language the log is read in: the server's lc_messages when the server said it (a missing
+   * catalog is said here, once: the server says it only once), else detection from the log's first
+   * lines among the shipped catalogs.
+   */
+  private learnLanguage(server: Readonly<Record<string, string>>, log: Logger): ParserSettings['language'] {
+    const found = languageOfServer(server);
+    if (found === null) return offlineLanguage(undefined).setting;
+    this.languageKnown = true;
+    if (found.problem !== null) log.warn({ lc_messages: found.lcMessages, major: found.major }, found.problem);
+    else log.info({ lc_messages: found.lcMessages, major: found.major }, describeServerLanguage(found));
+    return found.setting;
   }
 
   async stop(): Promise<void> {

@@ -131,4 +131,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE series_retirement (generation INTEGER NOT NULL);
   INSERT INTO series_retirement (generation) VALUES (0);
   `,
+  // 4: the language a log entry was read in (issue #16): NULL for English, else the catalog's
+  // (`de`, `ja`); the message column keeps the server's own text.
+  `
+  ALTER TABLE events ADD COLUMN language TEXT;
+  `,
 ];

@@ -112,8 +112,8 @@ export class StoreWriter implements Component {
   ) {
     this.options = { flushIntervalMs: 250, batchRows: 10_000, maxBacklogRows: 200_000, ...options };
     this.insertEvent = db.prepare(
-      `INSERT INTO events (target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO events (target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset, language)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertSeries = db.prepare('INSERT INTO series (target, name, labels, seen_ms, info) VALUES (?, ?, ?, ?, ?)');
     this.selectSeries = db.prepare('SELECT id, seen_ms AS seenMs, info FROM series WHERE target = ? AND name = ? AND labels = ?');
@@ -203,7 +203,7 @@ export class StoreWriter implements Component {
       for (const event of batch.events ?? []) {
         const info = this.insertEvent.run(
           event.target, event.tsMs, event.kind, event.level, event.sqlstate, event.pid, event.database,
-          event.user, event.message, JSON.stringify(event.details), event.source.file, event.source.offset,
+          event.user, event.message, JSON.stringify(event.details), event.source.file, event.source.offset, event.language ?? null,
         );
         events.push({ id: Number(info.lastInsertRowid), event });
       }

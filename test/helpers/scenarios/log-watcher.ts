@@ -4,12 +4,15 @@
  * continuation lines of a multi-line report, and it only sees what this scenario logged.
  */
 import fs from 'node:fs';
+import type { Translator } from '../../../src/parsers/lang/translator.js';
 import { waitUntil } from '../pg-server.js';
+import { englishLogText } from './english-log-text.js';
 
 const DEFAULT_WAIT_MS = 30_000;
 
 export class LogWatcher {
-  constructor(readonly file: string) {}
+  /** `translator`: the server writes another language; patterns match the English reading of the file. */
+  constructor(readonly file: string, private readonly translator: Translator | null = null) {}
 
   /** Resolves with the first match of `pattern` in the file; rejects after the deadline with the file's tail. */
   async waitFor(pattern: RegExp, timeoutMs = DEFAULT_WAIT_MS): Promise<RegExpExecArray> {
@@ -27,11 +30,13 @@ export class LogWatcher {
   }
 
   text(): string {
+    let text: string;
     try {
-      return fs.readFileSync(this.file, 'utf8');
+      text = fs.readFileSync(this.file, 'utf8');
     } catch {
       return '';
     }
+    return this.translator === null ? text : englishLogText(text, this.translator);
   }
 }
 

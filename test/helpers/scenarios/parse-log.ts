@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { AnyLogEvent } from '../../../src/domain/index.js';
 import { createLogPipeline, type LogPipeline } from '../../../src/parsers/log-pipeline.js';
+import type { Translator } from '../../../src/parsers/lang/translator.js';
 import { readLines } from '../../../src/sources/offline-reader.js';
 import type { LogFormat } from './scenario-log.js';
 
@@ -14,6 +15,8 @@ export interface ParseOptions {
   prefix: string;
   timezone: string;
   target?: string;
+  /** The log's language when the server's lc_messages is not English. */
+  translator?: Translator | null;
 }
 
 export interface ParsedLog {
@@ -28,6 +31,7 @@ export async function parseLogFile(file: string, options: ParseOptions): Promise
     prefix: options.prefix,
     timezone: options.timezone,
     file,
+    translator: options.translator ?? null,
   });
   const events: AnyLogEvent[] = [];
   await readLines(file, (line) => {

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { LogFormat } from '../../../src/parsers/framer.js';
+import type { Translator } from '../../../src/parsers/lang/translator.js';
 import type { PgServer, PgVersion } from '../pg-harness.js';
 import { waitUntil, type Settings, type SettingValue } from '../pg-server.js';
 import { LogWatcher } from './log-watcher.js';
@@ -59,13 +60,13 @@ export interface Servers {
 }
 
 /** Runs `scenario` on the server named by its logOf and returns the scenario's log files. */
-export async function runScenarioInOwnLog(scenario: Scenario, servers: Servers): Promise<ScenarioLog> {
+export async function runScenarioInOwnLog(scenario: Scenario, servers: Servers, translator: Translator | null = null): Promise<ScenarioLog> {
   const server = scenario.logOf === 'standby' ? servers.standby : servers.primary;
   if (!server) throw new Error(`scenario ${scenario.name} logs on the standby, but none was started`);
   const settings = scenario.settings(server.version);
   await rotateInto(server, scenario.name, settings);
   const effective = await configuredSettings(server);
-  const log = new LogWatcher(path.join(server.logDir, `${scenario.name}${FORMAT_SUFFIX.stderr}`));
+  const log = new LogWatcher(path.join(server.logDir, `${scenario.name}${FORMAT_SUFFIX.stderr}`), translator);
   try {
     await scenario.run({ version: server.version, ...servers, log });
   } finally {

@@ -1,0 +1,112 @@
+/**
+ * Message catalogs: the translations of the messages pgvigil reads (./messages.ts), for one
+ * language of one PostgreSQL major. Two sources:
+ * - the server's installation (live use): `<sharedir>/locale/<lang>/LC_MESSAGES/postgres-<major>.mo`
+ *   (Debian: /usr/share/locale/...), and the C library's `libc.mo` beside it for signal names;
+ * - the compact catalogs shipped in the package (offline analysis): `catalogs/pg<major>/<lang>.json`,
+ *   generated from the same .mo files by scripts/build-catalogs.ts (PostgreSQL licence, see NOTICE).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mo } from 'gettext-parser';
+import { libcMsgids, postgresMsgids } from './messages.js';
+
+export interface Catalog {
+  /** Catalog language as its directory names it: `de`, `ja`, `zh_CN`, `pt_BR`. */
+  language: string;
+  /** PostgreSQL major the catalog belongs to. */
+  major: number;
+  /** Where it was read from. */
+  source: string;
+  /** msgid -> msgstr forms (one, or one per plural form); only translated messages. */
+  messages: Record<string, string[]>;
+  /** strsignal() names from the C library's catalog: English -> translated. */
+  signals: Record<string, string>;
+}
+
+/** The shipped catalogs (a directory `catalogs` at the package root: src/ and dist/ are as deep). */
+export const SHIPPED_CATALOGS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../catalogs');
+
+/** The translated messages of a .mo file whose msgid is in `wanted`. */
+export function readMoMessages(buffer: Buffer, wanted: ReadonlySet<string>): Record<string, string[]> {
+  const parsed = mo.parse(buffer);
+  const out: Record<string, string[]> = {};
+  for (const entry of Object.values(parsed.translations[''] ?? {})) {
+    if (!wanted.has(entry.msgid) || entry.msgstr.length === 0 || entry.msgstr.some((form) => form === '')) continue;
+    out[entry.msgid] = entry.msgstr;
+  }
+  return out;
+}
+
+/**
+ * The directory names gettext tries for a locale name, most specific first:
+ * `de_DE.UTF-8@euro` -> de_DE@euro, de_DE, de@euro, de. Null for C/POSIX (English, no catalog).
+ */
+export function catalogLanguages(locale: string): string[] | null {
+  const m = /^([A-Za-z]{2,3})(?:_([A-Za-z0-9]{2,3}))?(?:\.[^@]*)?(?:@(.*))?$/.exec(locale.trim());
+  if (!m || /^(C|POSIX)$/i.test(locale.trim())) return null;
+  const [, language, territory, modifier] = m;
+  const names: string[] = [];
+  const add = (name: string): void => void (names.includes(name) || names.push(name));
+  if (territory !== undefined && modifier !== undefined) add(`${language}_${territory}@${modifier}`);
+  if (territory !== undefined) add(`${language}_${territory}`);
+  if (modifier !== undefined) add(`${language}@${modifier}`);
+  add(language as string);
+  return names;
+}
+
+/**
+ * The catalog of a server's installation for `lcMessages`; null when the locale is English (C,
+ * POSIX, en*) ; throws when no catalog exists for it (the caller reports that once).
+ */
+export function readInstalledCatalog(localeDir: string, lcMessages: string, major: number): Catalog | null {
+  const names = catalogLanguages(lcMessages);
+  if (names === null || names.every((name) => name.startsWith('en'))) return null;
+  for (const name of names) {
+    const file = path.join(localeDir, name, 'LC_MESSAGES', `postgres-${major}.mo`);
+    if (!fs.existsSync(file)) continue;
+    const libc = path.join(localeDir, name, 'LC_MESSAGES', 'libc.mo');
+    return {
+      language: name,
+      major,
+      source: file,
+      messages: readMoMessages(fs.readFileSync(file), postgresMsgids()),
+      signals: fs.existsSync(libc) ? firstForms(readMoMessages(fs.readFileSync(libc), libcMsgids())) : {},
+    };
+  }
+  throw new Error(`no PostgreSQL ${major} message catalog for lc_messages "${lcMessages}" (looked for ${names.map((n) => path.join(localeDir, n, 'LC_MESSAGES', `postgres-${major}.mo`)).join(', ')})`);
+}
+
+export function firstForms(messages: Record<string, string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(messages).map(([id, forms]) => [id, forms[0] as string]));
+}
+
+/** Languages and majors of the shipped catalogs. */
+export function shippedCatalogs(dir = SHIPPED_CATALOGS_DIR): Array<{ language: string; major: number; file: string }> {
+  if (!fs.existsSync(dir)) return [];
+  const out: Array<{ language: string; major: number; file: string }> = [];
+  for (const majorDir of fs.readdirSync(dir).sort()) {
+    const m = /^pg(\d+)$/.exec(majorDir);
+    if (!m) continue;
+    for (const file of fs.readdirSync(path.join(dir, majorDir)).sort()) {
+      if (file.endsWith('.json')) out.push({ language: file.slice(0, -'.json'.length), major: Number(m[1]), file: path.join(dir, majorDir, file) });
+    }
+  }
+  return out;
+}
+
+export function readCatalogFile(file: string): Catalog {
+  const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog;
+  if (typeof parsed.language !== 'string' || typeof parsed.major !== 'number' || typeof parsed.messages !== 'object') {
+    throw new Error(`${file}: not a pgvigil message catalog`);
+  }
+  return { ...parsed, signals: parsed.signals ?? {} };
+}
+
+/** The shipped catalogs of `language` (every major shipped), or of every language when null. */
+export function readShippedCatalogs(language: string | null, dir = SHIPPED_CATALOGS_DIR): Catalog[] {
+  return shippedCatalogs(dir)
+    .filter((c) => language === null || c.language === language)
+    .map((c) => readCatalogFile(c.file));
+}
