@@ -1,7 +1,8 @@
 /**
  * `pgvigil central`: administers the central PostgreSQL store that sidecars forward to (issue
  * #13, docs/fleet.md). `migrate` creates or upgrades the schema and the partitions ahead;
- * `prune` drops whole daily partitions past a retention age. Run both as the schema's owner.
+ * `prune` drops whole daily partitions past a retention age (both as the schema's owner);
+ * `forward` drains one store (say, of `pgvigil analyze --db`) into it and exits.
  */
 import { Command } from 'commander';
 import { EXIT } from './exit-codes.js';
@@ -46,10 +47,32 @@ export function centralCommand(setExitCode: (code: number) => void): Command {
         process.stdout.write(`pgvigil central prune: dropped ${dropped.length} partitions${dropped.length > 0 ? `: ${dropped.join(', ')}` : ''}\n`);
       }));
     });
+  central.command('forward')
+    .description('forward everything one store holds that was not forwarded yet (e.g. of `pgvigil analyze --db`), then exit')
+    .option('--dsn <conninfo>', DSN_HELP)
+    .option('--db <file>', 'SQLite store (env PGVIGIL_DB)', process.env.PGVIGIL_DB ?? './pgvigil.db')
+    .option('--batch-rows <n>', 'rows per stream per batch', '5000')
+    .exitOverride()
+    .action(async (flags: CentralFlags & { db: string; batchRows: string }) => {
+      const batchRows = Number(flags.batchRows);
+      if (!Number.isInteger(batchRows) || batchRows < 1) {
+        process.stderr.write(`pgvigil central forward: --batch-rows ${JSON.stringify(flags.batchRows)}: give a whole number of rows\n`);
+        setExitCode(EXIT.USAGE);
+        return;
+      }
+      setExitCode(await withCentral(flags, 'forward', async (_client, clientConfig) => {
+        const [{ drainStore }, { systemClock }] = await Promise.all([import('../forward/drain-store.js'), import('../domain/clock.js')]);
+        const sent = await drainStore(flags.db, clientConfig, {
+          batchRows, clock: systemClock, maxFailures: 20,
+          onRetry: (err, failures) => process.stderr.write(`pgvigil central forward: batch failed (${(err as Error).message}); retry ${failures} of 19\n`),
+        });
+        process.stdout.write(`pgvigil central forward: ${sent} rows forwarded from ${flags.db}; nothing left\n`);
+      }));
+    });
   return central;
 }
 
-async function withCentral(flags: CentralFlags, verb: string, work: (client: import('pg').Client) => Promise<void>): Promise<number> {
+async function withCentral(flags: CentralFlags, verb: string, work: (client: import('pg').Client, config: import('pg').ClientConfig) => Promise<void>): Promise<number> {
   const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection }] = await Promise.all([
     import('pg'), import('../lib/conninfo.js'), import('../lib/pg-connection.js'),
   ]);
@@ -65,9 +88,11 @@ async function withCentral(flags: CentralFlags, verb: string, work: (client: imp
   }
   const config = { connectionString: url.url, application_name: 'pgvigil central', connectionTimeoutMillis: 10_000 };
   const client = new pg.Client(config);
+  // A server restarting under this connection must not end the process: the work reports it.
+  client.on('error', () => undefined);
   try {
     await client.connect();
-    await work(client);
+    await work(client, config);
     return EXIT.OK;
   } catch (err) {
     process.stderr.write(`pgvigil central ${verb}: ${describeConnection(config)}: ${(err as Error).message}\n  hint: ${connectionHint(err)}\n`);

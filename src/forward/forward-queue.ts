@@ -59,6 +59,9 @@ export interface ForwardQueueOptions {
   graceMs: number;
 }
 
+/** Windows of samples skipped per next() when they hold none. */
+const MAX_EMPTY_WINDOWS = 100;
+
 export function batchRows(batch: ForwardBatch): number {
   return batch.events.length + batch.transitions.length + batch.alerts.length + batch.samples.length;
 }
@@ -160,13 +163,24 @@ export class ForwardQueue {
   }
 
   private nextSamples(nowMs: number): { series: SeriesRow[]; samples: StepSample[]; untilMs: number | null } {
-    const { stepMs, batchRows: limit } = this.options;
-    const fromMs = this.position('samples');
     const completeMs = this.completeUntil(nowMs);
-    if (completeMs <= fromMs) return { series: [], samples: [], untilMs: null };
+    // A window without samples (a gap while pgvigil was stopped) has nothing to send: its cursor
+    // moves at once, so a long gap does not take one batch per window.
+    for (let window = 0; window < MAX_EMPTY_WINDOWS; window++) {
+      const fromMs = this.position('samples');
+      if (completeMs <= fromMs) return { series: [], samples: [], untilMs: null };
+      const read = this.samplesFrom(fromMs, completeMs);
+      if (read.samples.length > 0) return read;
+      this.sql.setCursor.run('samples', read.untilMs, nowMs);
+    }
+    return { series: [], samples: [], untilMs: null };
+  }
+
+  private samplesFrom(fromMs: number, completeMs: number): { series: SeriesRow[]; samples: StepSample[]; untilMs: number } {
+    const { stepMs, batchRows: limit } = this.options;
     const active = this.activeSeries(fromMs);
-    // As many whole steps as keep the batch near its row limit, at least one.
-    const steps = Math.max(1, Math.floor(limit / Math.max(1, active.length)));
+    // As many whole steps as keep the batch near its row limit, at least one; all when no series is active.
+    const steps = active.length === 0 ? Infinity : Math.max(1, Math.floor(limit / active.length));
     const untilMs = Math.min(completeMs, fromMs + steps * stepMs);
     const series: SeriesRow[] = [];
     const samples: StepSample[] = [];

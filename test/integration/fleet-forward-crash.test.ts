@@ -1,0 +1,162 @@
+/**
+ * Two sidecar stores, filled by the real pipeline (`pgvigil analyze --rules --db` over logs
+ * recorded from real PostgreSQL servers), forwarded into one central PostgreSQL 18 by the built
+ * CLI (`pgvigil central forward`, the daemon's queue and writer): one forwarder is SIGKILLed
+ * mid-run and run again, the central database is restarted (immediate stop) under the other.
+ * At the end every event, alert and alert transition of both stores is in the central database
+ * exactly once, compared row by row.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateCentral } from '../../src/central/migrate-central.js';
+import { openStore } from '../../src/store/open-store.js';
+import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-processes.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const log = (scenario: string) => path.join(ROOT, 'test/fixtures/logs', `pg18-stderr-${scenario}`, `${scenario}.log`);
+
+const STORES = {
+  east: [log('backend-killed-crash-restart'), log('standby-feedback-holds-vacuum'), log('autovacuum-4-indexes')],
+  west: [log('logical-slot-holds-catalogs'), log('deadlock')],
+} as const;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+function forwardChild(store: string, dsn: string): { child: ChildProcess; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'central', 'forward', '--db', store, '--dsn', dsn, '--batch-rows', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<Exit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr })));
+  return { child, exited };
+}
+
+describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL and a central restart', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-fleet-'));
+  const storeFile = (name: string) => path.join(dir, `${name}.db`);
+  let central: PgServer;
+
+  const centralQuery = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: central.dsn() });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  const centralEvents = async (target: string): Promise<number> =>
+    Number((await centralQuery<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = $1', [target]))[0]!.n);
+
+  beforeAll(async () => {
+    for (const [name, files] of Object.entries(STORES)) {
+      const { code, stderr } = await analyzeCaptured([...files], { rules: true, db: storeFile(name), target: name, json: true });
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    }
+    central = await startPrimary({ version: 18, name: 'central' });
+    const client = new pg.Client({ connectionString: central.dsn() });
+    await client.connect();
+    await migrateCentral(client, Date.now());
+    await client.end();
+  }, 120_000);
+
+  afterAll(async () => {
+    await destroyAllServers();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('east: a forwarder killed with SIGKILL mid-run, run again, leaves every row once', async () => {
+    const total = localCount(storeFile('east'), 'events');
+    const first = forwardChild(storeFile('east'), central.dsn());
+    // Killed once some batches are in and many are still to go.
+    await waitUntil(async () => (await centralEvents('east')) > 0, 30_000, 'the first east events in the central database');
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(await centralEvents('east')).toBeLessThan(total);
+    const second = forwardChild(storeFile('east'), central.dsn());
+    expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
+    await expectSameRows('east');
+  }, 120_000);
+
+  it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
+    const run = forwardChild(storeFile('west'), central.dsn());
+    await waitUntil(async () => (await centralEvents('west')) > 0, 30_000, 'the first west events in the central database');
+    await central.stop('immediate');
+    await central.start();
+    const exit = await run.exited;
+    expect(exit).toMatchObject({ code: 0 });
+    expect(exit.stderr).toMatch(/batch failed .*; retry 1 of 19/);
+    await expectSameRows('west');
+  }, 120_000);
+
+  it('keeps the two stores apart: each target has its own store identity and both alerts', async () => {
+    const stores = await centralQuery<{ target: string; store_id: string }>('SELECT target, store_id::text FROM pgvigil.targets ORDER BY target');
+    expect(stores.map((s) => s.target)).toEqual(['east', 'west']);
+    expect(stores.map((s) => s.store_id.replaceAll('-', ''))).toEqual([storeId(storeFile('east')), storeId(storeFile('west'))]);
+    const rules = await centralQuery<{ target: string; rule_id: string }>('SELECT DISTINCT target, rule_id FROM pgvigil.alerts ORDER BY 1, 2');
+    expect(rules).toEqual([
+      { target: 'east', rule_id: 'server-crashed' },
+      { target: 'east', rule_id: 'vacuum-held-back' },
+      { target: 'west', rule_id: 'vacuum-held-back' },
+    ]);
+  });
+
+  /** Every event, alert and transition of the store, compared field by field with the central rows. */
+  async function expectSameRows(target: string): Promise<void> {
+    const db = openStore(storeFile(target), { readonly: true });
+    try {
+      const id = storeId(storeFile(target));
+      const localEvents = db.prepare('SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset FROM events ORDER BY id').all();
+      const centralEventRows = await centralQuery(`
+        SELECT local_id::int AS id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, kind, level, sqlstate, pid, database, user_name,
+               message, details::text AS details, source_file, source_offset::int AS source_offset
+        FROM pgvigil.events WHERE store_id = $1 ORDER BY local_id`, [id]);
+      expect(centralEventRows.length).toBeGreaterThan(50);
+      expect(centralEventRows.map((r) => ({ ...r, details: JSON.parse(r.details as string) })))
+        .toEqual((localEvents as Array<Record<string, unknown>>).map((r) => ({ ...r, details: JSON.parse(r.details as string) })));
+
+      const localTransitions = db.prepare('SELECT t.id, t.alert_id, a.target, t.ts_ms, t.to_state FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id ORDER BY t.id').all();
+      expect(localTransitions.length).toBeGreaterThan(0);
+      expect(await centralQuery(`SELECT local_id::int AS id, alert_local_id::int AS alert_id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, to_state
+        FROM pgvigil.alert_transitions WHERE store_id = $1 ORDER BY local_id`, [id])).toEqual(localTransitions);
+
+      const localAlerts = db.prepare('SELECT id, rule_id, state, summary, evidence, started_ms, resolved_ms FROM alerts ORDER BY id').all() as Array<Record<string, unknown>>;
+      const centralAlerts = await centralQuery(`SELECT local_id::int AS id, rule_id, state, summary, evidence::text AS evidence,
+          (extract(epoch FROM started_at) * 1000)::float8 AS started_ms, (extract(epoch FROM resolved_at) * 1000)::float8 AS resolved_ms
+        FROM pgvigil.alerts WHERE store_id = $1 ORDER BY local_id`, [id]);
+      expect(centralAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })))
+        .toEqual(localAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })));
+    } finally {
+      db.close();
+    }
+  }
+});
+
+function localCount(file: string, table: 'events'): number {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+function storeId(file: string): string {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare('SELECT store_id FROM store_identity').pluck().get() as string;
+  } finally {
+    db.close();
+  }
+}
