@@ -4,14 +4,17 @@
  * CLI (`pgvigil central forward`, the daemon's queue and writer): one forwarder is SIGKILLed
  * mid-run and run again, the central database is restarted (immediate stop) under the other.
  * At the end every event, alert and alert transition of both stores is in the central database
- * exactly once, compared row by row.
+ * exactly once, compared row by row, and the fleet report (`pgvigil report --store postgres://`)
+ * names each target's alerts. The forwarders and the report connect as the roles docs/fleet.md
+ * creates, with exactly its GRANTs: the reader cannot write.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FleetTargetSummary } from '../../src/central/central-report.js';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import { openStore } from '../../src/store/open-store.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
@@ -44,6 +47,8 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
   const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-fleet-'));
   const storeFile = (name: string) => path.join(dir, `${name}.db`);
   let central: PgServer;
+  /** The central database as a role of docs/fleet.md. */
+  const as = (role: 'pgvigil_forward' | 'pgvigil_reader') => central.dsn().replace('//postgres@', `//${role}@`);
 
   const centralQuery = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
     const client = new pg.Client({ connectionString: central.dsn() });
@@ -68,6 +73,7 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     const client = new pg.Client({ connectionString: central.dsn() });
     await client.connect();
     await migrateCentral(client, Date.now());
+    await client.query(documentedGrants());
     await client.end();
   }, 120_000);
 
@@ -78,19 +84,19 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
 
   it('east: a forwarder killed with SIGKILL mid-run, run again, leaves every row once', async () => {
     const total = localCount(storeFile('east'), 'events');
-    const first = forwardChild(storeFile('east'), central.dsn());
+    const first = forwardChild(storeFile('east'), as('pgvigil_forward'));
     // Killed once some batches are in and many are still to go.
     await waitUntil(async () => (await centralEvents('east')) > 0, 30_000, 'the first east events in the central database');
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(await centralEvents('east')).toBeLessThan(total);
-    const second = forwardChild(storeFile('east'), central.dsn());
+    const second = forwardChild(storeFile('east'), as('pgvigil_forward'));
     expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
     await expectSameRows('east');
   }, 120_000);
 
   it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
-    const run = forwardChild(storeFile('west'), central.dsn());
+    const run = forwardChild(storeFile('west'), as('pgvigil_forward'));
     await waitUntil(async () => (await centralEvents('west')) > 0, 30_000, 'the first west events in the central database');
     await central.stop('immediate');
     await central.start();
@@ -110,6 +116,35 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
       { target: 'east', rule_id: 'vacuum-held-back' },
       { target: 'west', rule_id: 'vacuum-held-back' },
     ]);
+  });
+
+  it('the fleet report, read as the read-only role, summarises each target and names its alerts', async () => {
+    const report = spawnSync(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'report', '--store', as('pgvigil_reader'), '--from', '2000-01-01T00:00:00Z', '--json'], { encoding: 'utf8' });
+    expect(report.stderr).toBe('');
+    expect(report.status).toBe(0);
+    const parsed = JSON.parse(report.stdout) as { fleet_summary: FleetTargetSummary[]; alerts: Array<{ rule: string; target: string; evidence: { event_ids: number[] } }>; timeline: unknown[] };
+    const east = parsed.fleet_summary.find((t) => t.target === 'east')!;
+    const west = parsed.fleet_summary.find((t) => t.target === 'west')!;
+    expect(east).toMatchObject({ alerts_by_rule: { 'server-crashed': 1, 'vacuum-held-back': 1 }, crashes: 1, longest_replay_stall: null });
+    expect(west).toMatchObject({ alerts_by_rule: { 'vacuum-held-back': 1 }, crashes: 0 });
+    // The worst hold is the largest removable-cutoff age any autovacuum report of the target logged.
+    for (const [name, summary] of [['east', east], ['west', west]] as const) {
+      expect(summary.worst_vacuum_hold?.removable_cutoff_age_xids).toBe(maxCutoffAge(storeFile(name)));
+    }
+    expect(parsed.alerts.map((a) => `${a.target} ${a.rule}`).sort()).toEqual(['east server-crashed', 'east vacuum-held-back', 'west vacuum-held-back']);
+    // Evidence points at events of the report, of the alert's own target.
+    for (const alert of parsed.alerts) expect(alert.evidence.event_ids.length).toBeGreaterThan(0);
+
+    const westOnly = spawnSync(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'report', '--store', as('pgvigil_reader'), '--from', '2000-01-01T00:00:00Z', '--target', 'west'], { encoding: 'utf8' });
+    expect(westOnly.status).toBe(0);
+    expect(westOnly.stdout).toMatch(/^pgvigil fleet summary: .*, 1 target$/m);
+    expect(westOnly.stdout).toContain('vacuum-held-back on west');
+    expect(westOnly.stdout).not.toContain('on east');
+
+    const reader = new pg.Client({ connectionString: as('pgvigil_reader') });
+    await reader.connect();
+    await expect(reader.query(`DELETE FROM pgvigil.events`)).rejects.toThrow(/permission denied for table events/);
+    await reader.end();
   });
 
   /** Every event, alert and transition of the store, compared field by field with the central rows. */
@@ -156,6 +191,23 @@ function storeId(file: string): string {
   const db = openStore(file, { readonly: true });
   try {
     return db.prepare('SELECT store_id FROM store_identity').pluck().get() as string;
+  } finally {
+    db.close();
+  }
+}
+
+/** The GRANT block of docs/fleet.md, as an operator would paste it. */
+function documentedGrants(): string {
+  const doc = readFileSync(path.join(ROOT, 'docs/fleet.md'), 'utf8');
+  const block = /<!-- fleet-grants -->\n```sql\n([\s\S]*?)```\n<!-- \/fleet-grants -->/.exec(doc);
+  if (!block) throw new Error('docs/fleet.md has no fleet-grants block');
+  return block[1]!;
+}
+
+function maxCutoffAge(file: string): number {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare(`SELECT max(json_extract(details, '$.removable_cutoff_age_xids')) FROM events WHERE kind = 'autovacuum'`).pluck().get() as number;
   } finally {
     db.close();
   }
