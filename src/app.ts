@@ -1,12 +1,13 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   writer -> outbox -> http -> rules -> sources (pollers, tailers) -> retention.
+ *   writer -> outbox -> http -> rules -> sources (pollers, tailers) -> retention -> forwarder.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
 import { createCollectors } from './collectors/index.js';
 import type { Config } from './config/load-config.js';
 import type { Clock, Component } from './domain/index.js';
+import { buildForwarder } from './forward/build-forwarder.js';
 import { buildHttpApp } from './http/build-http-app.js';
 import { HttpServer } from './http/http-server.js';
 import { Metrics } from './http/metrics.js';
@@ -51,6 +52,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   alerts.onTransition(() => outbox.wake());
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
   const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }));
+  const forwarder = buildForwarder(config, db, clock, log.child({ component: 'forward' }));
   const metrics = new Metrics({
     clock,
     version: PGVIGIL_VERSION,
@@ -64,6 +66,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
       storeSizeBytes: () => existingFilesBytes([db.name, `${db.name}-wal`]),
       notifiers: () => outbox.stats(),
       retention: () => retention.stats,
+      ...(forwarder ? { forward: () => forwarder.stats } : {}),
     },
   });
   metrics.attachWriter(writer);
@@ -100,7 +103,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, http, engine, ...targets, retention];
+      const components: Component[] = [writer, outbox, http, engine, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();
         started.push(component);

@@ -10,6 +10,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigOverrides } from '../config/load-config.js';
 import { analyzeCommand } from './analyze.js';
+import { centralCommand } from './central.js';
 import { demoCommand } from './demo.js';
 import { reportCommand } from './report.js';
 import { rulesCommand } from './rules.js';
@@ -68,6 +69,7 @@ export function buildCli(setExitCode: (code: number) => void): Command {
 
   program.addCommand(analyzeCommand(setExitCode));
   program.addCommand(reportCommand(setExitCode));
+  program.addCommand(centralCommand(setExitCode));
   program.addCommand(rulesCommand(setExitCode));
   program.addCommand(demoCommand(setExitCode));
 

@@ -10,6 +10,9 @@ import { EXIT } from './exit-codes.js';
 
 interface ReportFlags {
   db: string;
+  /** A SQLite store, or a postgres:// URL of the central store (fleet report). */
+  store?: string;
+  cluster?: string;
   from: string;
   to: string;
   target?: string;
@@ -20,6 +23,8 @@ interface ReportFlags {
 
 export const REPORT_FORMATS = ['text', 'json', 'md', 'html'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
+
+const CENTRAL_URL = /^postgres(?:ql)?:\/\//i;
 
 const RELATIVE = /^-?(\d+(?:\.\d+)?)(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -39,7 +44,9 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
     .option('--db <file>', 'SQLite store (env PGVIGIL_DB)', process.env.PGVIGIL_DB ?? './pgvigil.db')
     .option('--from <time>', 'start: ISO 8601 time, or a duration ago such as 6h, 30m, 2d', '24h')
     .option('--to <time>', 'end: ISO 8601 time, a duration ago, or now', 'now')
+    .option('--store <store>', 'a SQLite store, or the central PostgreSQL store as a postgres:// URL: the fleet report, with a per-target summary (read-only role: docs/fleet.md)')
     .option('--target <name>', 'only this target')
+    .option('--cluster <name>', 'only the targets of this cluster (central store)')
     .addOption(new Option('--format <format>', 'text, json, md (Markdown) or html (one self-contained file with charts)').choices(REPORT_FORMATS))
     .option('--json', 'same as --format json')
     .option('-o, --output <file>', 'write the report to this file instead of standard output')
@@ -55,13 +62,21 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     process.stderr.write(`pgvigil report: --from ${JSON.stringify(flags.from)} / --to ${JSON.stringify(flags.to)}: give ISO 8601 times or durations ago (6h, 30m, 2d), from before to\n`);
     return EXIT.USAGE;
   }
+  if (flags.store !== undefined && CENTRAL_URL.test(flags.store)) {
+    const { runCentralReport } = await import('./central-report.js');
+    return runCentralReport(flags.store, { fromMs, toMs, target: flags.target ?? null, cluster: flags.cluster ?? null }, flags.format ?? (flags.json ? 'json' : 'text'), flags.output);
+  }
+  if (flags.cluster !== undefined) {
+    process.stderr.write('pgvigil report: --cluster reads the central store: give --store postgres://...\n');
+    return EXIT.USAGE;
+  }
   // Loaded here, not with the CLI: SQLite's native addon is start-up every other command would pay.
   const [{ openStore, StoreError }, { StoreQueries }, { storedIncidentReport }, { renderIncidentReport }] = await Promise.all([
     import('../store/open-store.js'), import('../store/queries.js'), import('../report/stored-incident-report.js'), import('../report/render-incident-report.js'),
   ]);
   let db;
   try {
-    db = openStore(flags.db, { readonly: true });
+    db = openStore(flags.store ?? flags.db, { readonly: true });
   } catch (err) {
     process.stderr.write(`pgvigil report: ${err instanceof StoreError ? err.message : String(err)}\n`);
     return EXIT.FAILURE;
@@ -69,18 +84,23 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   try {
     const report = storedIncidentReport(new StoreQueries(db), { fromMs, toMs, target: flags.target ?? null });
     const rendered = renderIncidentReport(report, flags.format ?? (flags.json ? 'json' : 'text'));
-    if (flags.output === undefined) {
-      process.stdout.write(rendered);
-      return EXIT.OK;
-    }
-    try {
-      writeFileSync(flags.output, rendered);
-    } catch (err) {
-      process.stderr.write(`pgvigil report: -o ${flags.output}: cannot write it (${(err as Error).message})\n`);
-      return EXIT.FAILURE;
-    }
-    return EXIT.OK;
+    return writeReport(rendered, flags.output);
   } finally {
     db.close();
   }
+}
+
+/** To standard output, or to the -o file. */
+export function writeReport(rendered: string, output: string | undefined): number {
+  if (output === undefined) {
+    process.stdout.write(rendered);
+    return EXIT.OK;
+  }
+  try {
+    writeFileSync(output, rendered);
+  } catch (err) {
+    process.stderr.write(`pgvigil report: -o ${output}: cannot write it (${(err as Error).message})\n`);
+    return EXIT.FAILURE;
+  }
+  return EXIT.OK;
 }

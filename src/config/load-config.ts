@@ -11,6 +11,7 @@ import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
 import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
+import { resolveForwardPostgres, type ForwardPostgres } from './forward-config.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
@@ -55,6 +56,8 @@ export interface Config {
     webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null }>;
   };
   rules: RulesOptions;
+  /** Forwarding to a central PostgreSQL database (docs/fleet.md); null: off. */
+  forward: { postgres: ForwardPostgres | null };
 }
 
 export interface LoadConfigInput {
@@ -208,9 +211,12 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     }
   }
 
+  const forwardPostgres = resolveForwardPostgres(raw.forward.postgres, env, problems);
+
   return {
     source,
     rules,
+    forward: { postgres: forwardPostgres },
     listen: { host, port },
     dbPath: raw.db,
     logLevel: raw.log_level,

@@ -166,6 +166,37 @@ const http = z
   })
   .strict();
 
+/** TLS to the central database, as libpq's sslmode and its files (docs/fleet.md). */
+const forwardTls = z
+  .object({
+    mode: z.enum(['disable', 'require', 'verify-ca', 'verify-full']).default('verify-full'),
+    root_cert_file: z.string().nullable().default(null),
+    cert_file: z.string().nullable().default(null),
+    key_file: z.string().nullable().default(null),
+  })
+  .strict();
+
+/** Forwarding to a central PostgreSQL database (issue #13, docs/fleet.md). */
+export const forwardPostgresSchema = z
+  .object({
+    /** libpq URL or keyword/value pairs; env PGVIGIL_FORWARD_POSTGRES_DSN wins over it. */
+    dsn: z.string().nullable().default(null),
+    password_file: z.string().nullable().default(null),
+    /** null: TLS as the dsn says (sslmode=...), else none. */
+    tls: forwardTls.nullable().default(null),
+    /** Downsampling step of series: the latest value of each step is forwarded. */
+    step_ms: durationMsBetween(1_000, 3_600_000, '1 s to 1 h').default(60_000),
+    /** Rows per stream (events, alerts, transitions, samples) in one batch. */
+    batch_rows: z.number().int().min(100).max(100_000).default(5_000),
+    /** How often to look for new rows once caught up. */
+    interval_ms: durationMsBetween(100, 300_000, '100 ms to 5 min').default(5_000),
+    /** Ceiling of the drain rate of a backlog, so a returning central database is not flooded. */
+    max_rows_per_second: z.number().int().positive().default(50_000),
+  })
+  .strict();
+
+const forward = z.object({ postgres: forwardPostgresSchema.nullable().default(null) }).strict();
+
 export const configSchema = z
   .object({
     listen: hostPort.default('127.0.0.1:9899'),
@@ -184,9 +215,11 @@ export const configSchema = z
     retention: retention.default(retention.parse({})),
     notify: notify.default(notify.parse({})),
     rules: rules.default(rules.parse({})),
+    forward: forward.default(forward.parse({})),
   })
   .strict();
 
 export type RawConfig = z.infer<typeof configSchema>;
 export type TargetConfig = z.infer<typeof target>;
 export type LogSourceConfig = z.infer<typeof logSourceSchema>;
+export type ForwardPostgresRaw = z.infer<typeof forwardPostgresSchema>;

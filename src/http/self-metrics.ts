@@ -5,6 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ForwardStats } from '../forward/forwarder.js';
 import type { ChannelStats } from '../notify/outbox.js';
 
 export interface TailerStats {
@@ -48,6 +49,8 @@ export interface SelfStatsSources {
   storeSizeBytes?: () => number | null;
   notifiers?: () => readonly ChannelStats[];
   retention?: () => { failures: number; rowsDeleted: number };
+  /** Forwarding to a central PostgreSQL database, when configured. */
+  forward?: () => ForwardStats;
 }
 
 type LabelValues = Record<string, string>;
@@ -122,6 +125,21 @@ export function registerSelfMetrics(registry: Registry, sources: SelfStatsSource
     name: 'pgvigil_notifier_failures_total', help: 'Failed delivery attempts per channel and reason (network, timeout, http_429, http_5xx, rejected).', labelNames: ['channel', 'reason'],
     read: () => channels().flatMap((c) => Object.entries(c.failures).map(([reason, n]): Reading => [{ channel: c.channel, reason }, n])),
   });
+
+  const forward = sources.forward;
+  gaugeFrom(registry, {
+    name: 'pgvigil_forward_lag_seconds', help: 'Seconds since forwarding to the central database last had nothing waiting; 0 when caught up.', labelNames: [],
+    read: () => (forward ? [[{}, forward().lagSeconds]] : []),
+  });
+  gaugeFrom(registry, {
+    name: 'pgvigil_forward_pending_rows', help: 'Rows not yet forwarded to the central database, per stream (events, alert_transitions, alerts, samples).', labelNames: ['stream'],
+    read: () => Object.entries(forward?.().pendingRows ?? {}).map(([stream, n]): Reading => [{ stream }, n]),
+  });
+  counterFrom(registry, {
+    name: 'pgvigil_forward_rows_total', help: 'Rows sent in batches the central database committed, per stream (rows sent again after a crash count again).', labelNames: ['stream'],
+    read: () => Object.entries(forward?.().forwardedRows ?? {}).map(([stream, n]): Reading => [{ stream }, n]),
+  });
+  counterFrom(registry, { name: 'pgvigil_forward_failures_total', help: 'Forward batches that failed (central database down, slow or refusing); each is retried with backoff.', labelNames: [], read: () => (forward ? [[{}, forward().failures]] : []) });
 
   registerProcessMetrics(registry, startedMs);
 }

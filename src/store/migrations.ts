@@ -136,4 +136,32 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE events ADD COLUMN language TEXT;
   `,
+  // 5: forwarding to a central PostgreSQL (src/forward/). The store's identity tells its rows
+  // apart from another store's that reuse the same ids; the cursors say how far each stream was
+  // forwarded (moved only after the central commit); alert changes queue the ids of alerts whose
+  // row changed, since an alert is updated in place and has no monotonic id of its own.
+  `
+  CREATE TABLE store_identity (store_id TEXT NOT NULL);
+  -- 128 random bits as 32 hex digits: PostgreSQL's uuid type reads them as they are.
+  INSERT INTO store_identity (store_id) VALUES (lower(hex(randomblob(16))));
+
+  CREATE TABLE forward_cursors (
+    stream     TEXT    PRIMARY KEY,  -- events | alert_transitions | samples
+    position   INTEGER NOT NULL,     -- last forwarded id; for samples, the end of the last forwarded step
+    updated_ms INTEGER NOT NULL
+  );
+
+  CREATE TABLE forward_alert_changes (
+    id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    alert_id INTEGER NOT NULL
+  );
+  -- Queued only once forwarding has started (it sets the alerts cursor and queues the alerts that
+  -- existed before): a store that never forwards does not grow this table.
+  CREATE TRIGGER forward_alert_inserted AFTER INSERT ON alerts
+    WHEN EXISTS (SELECT 1 FROM forward_cursors WHERE stream = 'alerts')
+    BEGIN INSERT INTO forward_alert_changes (alert_id) VALUES (NEW.id); END;
+  CREATE TRIGGER forward_alert_updated AFTER UPDATE ON alerts
+    WHEN EXISTS (SELECT 1 FROM forward_cursors WHERE stream = 'alerts')
+    BEGIN INSERT INTO forward_alert_changes (alert_id) VALUES (NEW.id); END;
+  `,
 ];

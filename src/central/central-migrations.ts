@@ -1,0 +1,153 @@
+/**
+ * The central store's schema (issue #13): numbered, append-only migrations for plain PostgreSQL
+ * 15-19, all in the schema `pgvigil`. Never edit a migration that has shipped: add one.
+ * `pgvigil.schema_migrations` records which have run.
+ *
+ * Keys: every forwarded row is keyed by (target, store_id, local id) plus its partition time, so
+ * a batch that is sent again after a crash on either side inserts nothing. store_id is the
+ * sidecar store's random identity (SQLite store_identity): two stores reuse the same local ids.
+ *
+ * Partitions: one per UTC day per table, named <table>_YYYYMMDD, created ahead by
+ * pgvigil.ensure_day_partitions (SECURITY DEFINER, so a forwarder needs no DDL rights) and dropped
+ * whole by pgvigil.drop_partitions_before: retention never runs a DELETE.
+ */
+export const CENTRAL_MIGRATIONS: readonly string[] = [
+  // 1: events, alerts with their evidence, alert transitions, downsampled series, targets.
+  `
+  CREATE TABLE pgvigil.targets (
+    target     text        NOT NULL,
+    store_id   uuid        NOT NULL,
+    cluster    text,
+    first_seen timestamptz NOT NULL DEFAULT now(),
+    last_seen  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (target, store_id)
+  );
+
+  CREATE TABLE pgvigil.events (
+    target        text        NOT NULL,
+    store_id      uuid        NOT NULL,
+    local_id      bigint      NOT NULL,
+    ts            timestamptz NOT NULL,
+    kind          text        NOT NULL,
+    level         text        NOT NULL,
+    sqlstate      text,
+    pid           integer,
+    database      text,
+    user_name     text,
+    message       text        NOT NULL,
+    details       jsonb       NOT NULL,
+    source_file   text        NOT NULL,
+    source_offset bigint      NOT NULL,
+    PRIMARY KEY (target, store_id, local_id, ts)
+  ) PARTITION BY RANGE (ts);
+  -- The report reads one window of one target (or all), and the fleet summary by kind.
+  CREATE INDEX events_by_target_time ON pgvigil.events (target, ts);
+  CREATE INDEX events_by_kind_time ON pgvigil.events (kind, ts);
+
+  -- Partitioned by the start: it never changes, so an alert's row stays in one partition while
+  -- its state, evidence and updated_at change.
+  CREATE TABLE pgvigil.alerts (
+    target            text        NOT NULL,
+    store_id          uuid        NOT NULL,
+    local_id          bigint      NOT NULL,
+    rule_id           text        NOT NULL,
+    dedup_key         text        NOT NULL,
+    severity          text        NOT NULL,
+    state             text        NOT NULL CHECK (state IN ('firing', 'resolved')),
+    labels            jsonb       NOT NULL,
+    summary           text        NOT NULL,
+    -- Evidence event ids are local ids of the same (target, store_id).
+    evidence          jsonb       NOT NULL,
+    started_at        timestamptz NOT NULL,
+    updated_at        timestamptz NOT NULL,
+    resolved_at       timestamptz,
+    incident_local_id bigint,
+    PRIMARY KEY (target, store_id, local_id, started_at)
+  ) PARTITION BY RANGE (started_at);
+  CREATE INDEX alerts_by_target_time ON pgvigil.alerts (target, started_at);
+  CREATE INDEX alerts_by_rule_time ON pgvigil.alerts (rule_id, started_at);
+
+  CREATE TABLE pgvigil.alert_transitions (
+    target         text        NOT NULL,
+    store_id       uuid        NOT NULL,
+    local_id       bigint      NOT NULL,
+    alert_local_id bigint      NOT NULL,
+    ts             timestamptz NOT NULL,
+    to_state       text        NOT NULL CHECK (to_state IN ('firing', 'resolved')),
+    PRIMARY KEY (target, store_id, local_id, ts)
+  ) PARTITION BY RANGE (ts);
+  CREATE INDEX alert_transitions_by_alert ON pgvigil.alert_transitions (target, store_id, alert_local_id);
+
+  -- Identity labels only (what the sidecar's series row holds); not partitioned: small.
+  CREATE TABLE pgvigil.series (
+    target   text   NOT NULL,
+    store_id uuid   NOT NULL,
+    local_id bigint NOT NULL,
+    name     text   NOT NULL,
+    labels   jsonb  NOT NULL,
+    PRIMARY KEY (target, store_id, local_id)
+  );
+  CREATE INDEX series_by_name ON pgvigil.series (name, target);
+
+  -- Downsampled: the latest value of each step (forward.postgres.step_ms) at the step's start.
+  CREATE TABLE pgvigil.samples (
+    target          text        NOT NULL,
+    store_id        uuid        NOT NULL,
+    series_local_id bigint      NOT NULL,
+    ts              timestamptz NOT NULL,
+    value           double precision,
+    PRIMARY KEY (target, store_id, series_local_id, ts)
+  ) PARTITION BY RANGE (ts);
+
+  -- Creates the missing daily partitions of every partitioned table for the given UTC days.
+  -- SECURITY DEFINER: forwarders call it without the right to create tables. The advisory lock
+  -- serialises forwarders that find the same day missing at once.
+  CREATE FUNCTION pgvigil.ensure_day_partitions(days date[]) RETURNS integer
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+  DECLARE
+    day date;
+    parent text;
+    partition text;
+    created integer := 0;
+  BEGIN
+    FOREACH day IN ARRAY days LOOP
+      FOREACH parent IN ARRAY ARRAY['events', 'alerts', 'alert_transitions', 'samples'] LOOP
+        partition := parent || '_' || to_char(day, 'YYYYMMDD');
+        CONTINUE WHEN to_regclass(format('pgvigil.%I', partition)) IS NOT NULL;
+        PERFORM pg_advisory_xact_lock(hashtext('pgvigil.ensure_day_partitions'));
+        CONTINUE WHEN to_regclass(format('pgvigil.%I', partition)) IS NOT NULL;
+        EXECUTE format('CREATE TABLE pgvigil.%I PARTITION OF pgvigil.%I FOR VALUES FROM (%L) TO (%L)',
+          partition, parent, day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
+        created := created + 1;
+      END LOOP;
+    END LOOP;
+    RETURN created;
+  END
+  $fn$;
+  REVOKE ALL ON FUNCTION pgvigil.ensure_day_partitions(date[]) FROM PUBLIC;
+
+  -- Retention: drops the daily partitions that end at or before cutoff; returns their names.
+  CREATE FUNCTION pgvigil.drop_partitions_before(cutoff timestamptz) RETURNS SETOF text
+  LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $fn$
+  DECLARE
+    partition record;
+  BEGIN
+    FOR partition IN
+      SELECT c.relname, p.relname AS parent
+      FROM pg_inherits i
+      JOIN pg_class c ON c.oid = i.inhrelid
+      JOIN pg_class p ON p.oid = i.inhparent
+      JOIN pg_namespace n ON n.oid = p.relnamespace
+      WHERE n.nspname = 'pgvigil' AND p.relname IN ('events', 'alerts', 'alert_transitions', 'samples')
+        AND c.relname ~ '_[0-9]{8}$'
+        AND (to_date(right(c.relname, 8), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' <= cutoff
+      ORDER BY c.relname
+    LOOP
+      EXECUTE format('DROP TABLE pgvigil.%I', partition.relname);
+      RETURN NEXT partition.relname;
+    END LOOP;
+  END
+  $fn$;
+  REVOKE ALL ON FUNCTION pgvigil.drop_partitions_before(timestamptz) FROM PUBLIC;
+  `,
+];

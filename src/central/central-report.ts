@@ -1,0 +1,173 @@
+/**
+ * Reading the central store (issue #13): the incident report over many targets, and the fleet
+ * summary (per target: alerts by rule, worst vacuum hold, longest replay stall, crashes) for a
+ * window, filtered by target and cluster. Only SELECTs: it runs as a read-only role
+ * (docs/fleet.md), in a read-only session.
+ *
+ * Ids: two sidecar stores reuse the same local ids, so the report numbers alerts and events by
+ * their position in it, and maps each alert's evidence (local event ids of its own store) onto
+ * those numbers.
+ */
+import type pg from 'pg';
+import type { AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
+import { buildIncidentReport, type IncidentReport, type StoredTransition } from '../report/incident-report.js';
+import { CHART_METRICS, type SampledMetric } from '../report/report-charts.js';
+import { alertFromRow, type AlertRow } from '../store/alert-store.js';
+
+export interface CentralWindow {
+  fromMs: number;
+  toMs: number;
+  target: string | null;
+  cluster: string | null;
+}
+
+/** Events read for one report; a fleet window past this is reported from its newest part. */
+export const MAX_REPORT_EVENTS = 200_000;
+/** Points per chart line, as the sidecar's report. */
+const POINTS_PER_LINE = 400;
+
+type Queryable = Pick<pg.Client, 'query'>;
+
+/** The targets the filters select, from the targets that forwarded. */
+export async function selectTargets(client: Queryable, window: Pick<CentralWindow, 'target' | 'cluster'>): Promise<string[]> {
+  const { rows } = await client.query<{ target: string }>(
+    `SELECT DISTINCT target FROM pgvigil.targets WHERE ($1::text IS NULL OR target = $1) AND ($2::text IS NULL OR cluster = $2) ORDER BY target`,
+    [window.target, window.cluster],
+  );
+  return rows.map((r) => r.target);
+}
+
+const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+export async function centralIncidentReport(client: Queryable, window: CentralWindow): Promise<{ report: IncidentReport; eventsLeftOut: number }> {
+  const targets = await selectTargets(client, window);
+  const range = [targets, new Date(window.fromMs), new Date(window.toMs)];
+  const alertRows = (await client.query<AlertRow & { store_id: string }>(`
+    SELECT store_id, local_id AS id, rule_id, dedup_key, severity, state, target, labels::text AS labels, summary, evidence::text AS evidence,
+           ${epochMs('started_at')} AS started_ms, ${epochMs('updated_at')} AS updated_ms, ${epochMs('resolved_at')} AS resolved_ms, incident_local_id AS incident_id
+    FROM pgvigil.alerts WHERE target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2)
+    ORDER BY started_at DESC, target, local_id LIMIT 1000`, range)).rows;
+  const counted = (await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = ANY($1) AND ts BETWEEN $2 AND $3', range)).rows[0]!;
+  const eventRows = (await client.query<{ store_id: string; local_id: string; kind: string; target: string; ts_ms: number; pid: number | null; database: string | null; user_name: string | null; level: string; sqlstate: string | null; message: string; details: unknown; source_file: string; source_offset: string }>(`
+    SELECT * FROM (
+      SELECT store_id, local_id, kind, target, ${epochMs('ts')} AS ts_ms, pid, database, user_name, level, sqlstate, message, details, source_file, source_offset
+      FROM pgvigil.events WHERE target = ANY($1) AND ts BETWEEN $2 AND $3 ORDER BY ts DESC LIMIT ${MAX_REPORT_EVENTS}
+    ) newest ORDER BY ts_ms, store_id, local_id`, range)).rows;
+
+  const eventNumber = new Map<string, number>();
+  const events = eventRows.map((row, i) => {
+    eventNumber.set(`${row.store_id}/${row.local_id}`, i + 1);
+    const event = {
+      kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
+      level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: row.details,
+      source: { file: row.source_file, offset: Number(row.source_offset), line: null },
+    } as AnyLogEvent;
+    return { id: i + 1, event };
+  });
+  const alertNumber = new Map<string, number>();
+  const alerts = alertRows.map((row, i) => {
+    alertNumber.set(`${row.store_id}/${row.id}`, i + 1);
+    const alert = alertFromRow({ ...row, id: i + 1 });
+    const evidenceIds = alert.evidence.eventIds.flatMap((id) => eventNumber.get(`${row.store_id}/${id}`) ?? []);
+    return { ...alert, evidence: { ...alert.evidence, eventIds: evidenceIds } };
+  });
+  const transitions = (await client.query<{ store_id: string; alert_local_id: string; ts_ms: number; to_state: 'firing' | 'resolved' }>(`
+    SELECT store_id, alert_local_id, ${epochMs('ts')} AS ts_ms, to_state FROM pgvigil.alert_transitions
+    WHERE target = ANY($1) AND ts BETWEEN $2 AND $3 ORDER BY ts, local_id`, range)).rows
+    .flatMap((t): StoredTransition[] => {
+      const alertId = alertNumber.get(`${t.store_id}/${t.alert_local_id}`);
+      return alertId === undefined ? [] : [{ alertId, tsMs: t.ts_ms, toState: t.to_state }];
+    });
+  const sampled = await centralSeries(client, targets, window);
+  const report = buildIncidentReport({
+    fromMs: window.fromMs, toMs: window.toMs, target: window.target, alerts, transitions, events,
+    sampled: (metric) => sampled.get(metric) ?? [],
+  });
+  return { report, eventsLeftOut: Number(counted.n) - events.length };
+}
+
+/** The chart metrics' downsampled series in the window, thinned to POINTS_PER_LINE per line. */
+async function centralSeries(client: Queryable, targets: string[], window: CentralWindow): Promise<Map<string, SampledMetric>> {
+  const stepMs = Math.max(60_000, Math.ceil((window.toMs - window.fromMs) / POINTS_PER_LINE));
+  const { rows } = await client.query<{ name: string; target: string; labels: Record<string, string>; ts_ms: number; value: number | null }>(`
+    SELECT s.name, s.target, s.labels, ${epochMs('p.ts')} AS ts_ms, p.value
+    FROM pgvigil.series s JOIN pgvigil.samples p ON (p.target, p.store_id, p.series_local_id) = (s.target, s.store_id, s.local_id)
+    WHERE s.name = ANY($1) AND s.target = ANY($2) AND p.ts BETWEEN $3 AND $4
+    ORDER BY s.name, s.target, s.store_id, s.local_id, p.ts`,
+    [Object.values(CHART_METRICS), targets, new Date(window.fromMs), new Date(window.toMs)]);
+  const byMetric = new Map<string, Map<string, { target: string; labels: Record<string, string>; points: Array<[number, number | null]> }>>();
+  for (const row of rows) {
+    const lines = byMetric.get(row.name) ?? new Map();
+    byMetric.set(row.name, lines);
+    const key = `${row.target}\u0000${JSON.stringify(row.labels)}`;
+    const line = lines.get(key) ?? { target: row.target, labels: row.labels, points: [] };
+    lines.set(key, line);
+    const last = line.points.at(-1);
+    // The latest value of each report step, as the sidecar's store query does.
+    if (last !== undefined && Math.floor((last[0] - window.fromMs) / stepMs) === Math.floor((row.ts_ms - window.fromMs) / stepMs)) line.points[line.points.length - 1] = [row.ts_ms, row.value];
+    else line.points.push([row.ts_ms, row.value]);
+  }
+  return new Map([...byMetric].map(([name, lines]) => [name, [...lines.values()]]));
+}
+
+export interface FleetTargetSummary {
+  target: string;
+  cluster: string | null;
+  alerts_by_rule: Record<string, number>;
+  worst_vacuum_hold: { removable_cutoff_age_xids: number; table: string; ts: string } | null;
+  longest_replay_stall: { standing_still_seconds: number; rule: string; ts: string } | null;
+  crashes: number;
+}
+
+/** Per selected target, what the window held; targets with nothing in it are listed too. */
+export async function fleetSummary(client: Queryable, window: CentralWindow): Promise<FleetTargetSummary[]> {
+  const { rows: targets } = await client.query<{ target: string; cluster: string | null }>(
+    `SELECT DISTINCT ON (target) target, cluster FROM pgvigil.targets
+     WHERE ($1::text IS NULL OR target = $1) AND ($2::text IS NULL OR cluster = $2) ORDER BY target, last_seen DESC`,
+    [window.target, window.cluster],
+  );
+  const range = [targets.map((t) => t.target), new Date(window.fromMs), new Date(window.toMs)];
+  // One after another: one connection runs one query at a time.
+  const alerts = await client.query<{ target: string; rule_id: string; n: string }>(`
+      SELECT target, rule_id, count(*) AS n FROM pgvigil.alerts
+      WHERE target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2) GROUP BY 1, 2 ORDER BY 1, 2`, range);
+  const holds = await client.query<{ target: string; age: string; relation: string; ts: Date }>(`
+      SELECT DISTINCT ON (target) target, (details->>'removable_cutoff_age_xids')::bigint AS age,
+             concat_ws('.', details->>'database', details->>'schema', details->>'table') AS relation, ts
+      FROM pgvigil.events
+      WHERE kind = 'autovacuum' AND target = ANY($1) AND ts BETWEEN $2 AND $3 AND jsonb_typeof(details->'removable_cutoff_age_xids') = 'number'
+      ORDER BY target, age DESC, ts`, range);
+  const stalls = await client.query<{ target: string; seconds: number; rule_id: string; started_at: Date }>(`
+      SELECT DISTINCT ON (target) target, (evidence->'facts'->>'standing_still_seconds')::float8 AS seconds, rule_id, started_at
+      FROM pgvigil.alerts
+      WHERE rule_id IN ('replay-stalled', 'replay-stalled-on-unlink') AND target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2)
+        AND jsonb_typeof(evidence->'facts'->'standing_still_seconds') = 'number'
+      ORDER BY target, seconds DESC, started_at`, range);
+  const crashes = await client.query<{ target: string; n: string }>(`
+      SELECT target, count(*) AS n FROM pgvigil.events WHERE kind = 'server_crash' AND target = ANY($1) AND ts BETWEEN $2 AND $3 GROUP BY 1`, range);
+  return targets.map(({ target, cluster }) => {
+    const hold = holds.rows.find((h) => h.target === target);
+    const stall = stalls.rows.find((s) => s.target === target);
+    return {
+      target,
+      cluster,
+      alerts_by_rule: Object.fromEntries(alerts.rows.filter((a) => a.target === target).map((a) => [a.rule_id, Number(a.n)])),
+      worst_vacuum_hold: hold ? { removable_cutoff_age_xids: Number(hold.age), table: hold.relation, ts: hold.ts.toISOString() } : null,
+      longest_replay_stall: stall ? { standing_still_seconds: stall.seconds, rule: stall.rule_id, ts: stall.started_at.toISOString() } : null,
+      crashes: Number(crashes.rows.find((c) => c.target === target)?.n ?? 0),
+    };
+  });
+}
+
+export function renderFleetSummaryText(summary: readonly FleetTargetSummary[], window: CentralWindow): string {
+  const out = [`pgvigil fleet summary: ${new Date(window.fromMs).toISOString()} to ${new Date(window.toMs).toISOString()}, ${summary.length} target${summary.length === 1 ? '' : 's'}`];
+  for (const t of summary) {
+    out.push('', `${t.target}${t.cluster ? ` (cluster ${t.cluster})` : ''}`);
+    const rules = Object.entries(t.alerts_by_rule);
+    out.push(`  alerts:               ${rules.length === 0 ? 'none' : rules.map(([rule, n]) => `${rule} ${n}`).join(', ')}`);
+    out.push(`  worst vacuum hold:    ${t.worst_vacuum_hold ? `${t.worst_vacuum_hold.removable_cutoff_age_xids} xids behind on ${t.worst_vacuum_hold.table} at ${t.worst_vacuum_hold.ts}` : 'none logged'}`);
+    out.push(`  longest replay stall: ${t.longest_replay_stall ? `${t.longest_replay_stall.standing_still_seconds} s (${t.longest_replay_stall.rule}) at ${t.longest_replay_stall.ts}` : 'none'}`);
+    out.push(`  crashes:              ${t.crashes}`);
+  }
+  return `${out.join('\n')}\n`;
+}

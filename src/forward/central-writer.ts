@@ -1,0 +1,179 @@
+/**
+ * Writes a forward batch into the central PostgreSQL database in ONE transaction: each stream is
+ * COPYed into a temporary staging table, then moved with INSERT ... ON CONFLICT, so a batch sent
+ * twice (a crash after the central commit, before the sidecar's cursor moved) inserts nothing.
+ * Alerts change in place: their row is replaced by a newer version, never by an older one.
+ *
+ * Owns one connection, opened lazily and thrown away on any error (the next batch reconnects and
+ * recreates its staging tables). Never: reading the sidecar's store or deciding when to retry.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { ensureDayPartitions, requireCentralSchema, utcDay } from '../central/migrate-central.js';
+import { csvChunks, type CsvValue } from './copy-csv.js';
+import type { AlertRow, EventRow, ForwardBatch, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
+
+export interface CentralTarget {
+  name: string;
+  cluster: string | null;
+}
+
+interface Stream<T> {
+  table: string;
+  columns: readonly string[];
+  values: (row: T, storeId: string) => readonly CsvValue[];
+  /** After INSERT ... SELECT from the staging table. */
+  onConflict: string;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+const EVENTS: Stream<EventRow> = {
+  table: 'events',
+  columns: ['target', 'store_id', 'local_id', 'ts', 'kind', 'level', 'sqlstate', 'pid', 'database', 'user_name', 'message', 'details', 'source_file', 'source_offset'],
+  values: (e, storeId) => [e.target, storeId, e.id, iso(e.ts_ms), e.kind, e.level, e.sqlstate, e.pid, e.database, e.user_name, e.message, e.details, e.source_file, e.source_offset],
+  onConflict: 'ON CONFLICT DO NOTHING',
+};
+
+const ALERT_COLUMNS = ['target', 'store_id', 'local_id', 'rule_id', 'dedup_key', 'severity', 'state', 'labels', 'summary', 'evidence', 'started_at', 'updated_at', 'resolved_at', 'incident_local_id'];
+const ALERTS: Stream<AlertRow> = {
+  table: 'alerts',
+  columns: ALERT_COLUMNS,
+  values: (a, storeId) => [
+    a.target, storeId, a.id, a.rule_id, a.dedup_key, a.severity, a.state, a.labels, a.summary, a.evidence,
+    iso(a.started_ms), iso(a.updated_ms), a.resolved_ms === null ? null : iso(a.resolved_ms), a.incident_id,
+  ],
+  onConflict: `ON CONFLICT (target, store_id, local_id, started_at) DO UPDATE SET
+    ${['rule_id', 'dedup_key', 'severity', 'state', 'labels', 'summary', 'evidence', 'updated_at', 'resolved_at', 'incident_local_id'].map((c) => `${c} = excluded.${c}`).join(', ')}
+    WHERE pgvigil.alerts.updated_at <= excluded.updated_at`,
+};
+
+const TRANSITIONS: Stream<TransitionRow> = {
+  table: 'alert_transitions',
+  columns: ['target', 'store_id', 'local_id', 'alert_local_id', 'ts', 'to_state'],
+  values: (t, storeId) => [t.target, storeId, t.id, t.alert_id, iso(t.ts_ms), t.to_state],
+  onConflict: 'ON CONFLICT DO NOTHING',
+};
+
+const SERIES: Stream<SeriesRow> = {
+  table: 'series',
+  columns: ['target', 'store_id', 'local_id', 'name', 'labels'],
+  // The store's canonical [[name, value], ...] as a JSON object, which jsonb operators read.
+  values: (s, storeId) => [s.target, storeId, s.id, s.name, JSON.stringify(Object.fromEntries(JSON.parse(s.labels) as Array<[string, string]>))],
+  onConflict: 'ON CONFLICT DO NOTHING',
+};
+
+const SAMPLES: Stream<StepSample> = {
+  table: 'samples',
+  columns: ['target', 'store_id', 'series_local_id', 'ts', 'value'],
+  values: (s, storeId) => [s.target, storeId, s.series_id, iso(s.step_ms), s.value],
+  onConflict: 'ON CONFLICT DO NOTHING',
+};
+
+const STREAMS = [EVENTS, ALERTS, TRANSITIONS, SERIES, SAMPLES] as const;
+
+export interface CentralWriterOptions {
+  /** node-postgres settings of the central connection (connection string, password, TLS). */
+  client: pg.ClientConfig;
+  storeId: string;
+  targets: readonly CentralTarget[];
+}
+
+export class CentralWriter {
+  private client: pg.Client | null = null;
+  /** UTC days known to have their partitions; a new day costs one call of ensure_day_partitions. */
+  private readonly daysWithPartitions = new Set<string>();
+  /** Series rows the central database has (they never change). */
+  private readonly seriesSent = new Set<number>();
+
+  constructor(private readonly options: CentralWriterOptions) {}
+
+  /** Commits the batch centrally or throws; afterwards the caller may move its cursors. */
+  async write(batch: ForwardBatch, nowMs: number): Promise<void> {
+    const client = await this.connection();
+    try {
+      await this.ensurePartitions(client, batch, nowMs);
+      const series = batch.series.filter((s) => !this.seriesSent.has(s.id));
+      await client.query('BEGIN');
+      await this.upsertTargets(client);
+      await this.move(client, EVENTS, batch.events);
+      await this.move(client, ALERTS, batch.alerts);
+      await this.move(client, TRANSITIONS, batch.transitions);
+      await this.move(client, SERIES, series);
+      await this.move(client, SAMPLES, batch.samples);
+      await client.query('COMMIT');
+      for (const s of series) this.seriesSent.add(s.id);
+    } catch (err) {
+      // Whatever state the connection is in (mid-transaction, broken, server gone), start afresh.
+      await this.close();
+      throw err;
+    }
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connection(): Promise<pg.Client> {
+    if (this.client) return this.client;
+    const client = new pg.Client(this.options.client);
+    // A server that goes away under an idle connection emits 'error': the next write reconnects.
+    client.on('error', () => {
+      if (this.client === client) this.client = null;
+    });
+    try {
+      await client.connect();
+      await requireCentralSchema(client);
+      for (const stream of STREAMS) {
+        await client.query(`CREATE TEMP TABLE IF NOT EXISTS ${stagingTable(stream)} (LIKE pgvigil.${stream.table}) ON COMMIT DELETE ROWS`);
+      }
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    this.client = client;
+    return client;
+  }
+
+  private async ensurePartitions(client: pg.Client, batch: ForwardBatch, nowMs: number): Promise<void> {
+    const times = [
+      nowMs, nowMs + 86_400_000,
+      ...batch.events.map((e) => e.ts_ms), ...batch.alerts.map((a) => a.started_ms),
+      ...batch.transitions.map((t) => t.ts_ms), ...batch.samples.map((s) => s.step_ms),
+    ];
+    const missing = [...new Set(times.map(utcDay))].filter((day) => !this.daysWithPartitions.has(day));
+    if (missing.length === 0) return;
+    await ensureDayPartitions(client, missing);
+    for (const day of missing) this.daysWithPartitions.add(day);
+  }
+
+  private async upsertTargets(client: pg.Client): Promise<void> {
+    const { targets, storeId } = this.options;
+    await client.query(
+      `INSERT INTO pgvigil.targets (target, store_id, cluster)
+       SELECT t.name, $1::uuid, t.cluster FROM unnest($2::text[], $3::text[]) AS t (name, cluster)
+       ON CONFLICT (target, store_id) DO UPDATE SET cluster = excluded.cluster, last_seen = now()`,
+      [storeId, targets.map((t) => t.name), targets.map((t) => t.cluster)],
+    );
+  }
+
+  private async move<T>(client: pg.Client, stream: Stream<T>, rows: readonly T[]): Promise<void> {
+    if (rows.length === 0) return;
+    const staging = stagingTable(stream);
+    const columns = stream.columns.join(', ');
+    const storeId = this.options.storeId;
+    await pipeline(
+      Readable.from(csvChunks(rows, (row) => stream.values(row, storeId))),
+      client.query(copyFrom(`COPY ${staging} (${columns}) FROM STDIN (FORMAT csv)`)),
+    );
+    await client.query(`INSERT INTO pgvigil.${stream.table} (${columns}) SELECT ${columns} FROM ${staging} ${stream.onConflict}`);
+  }
+}
+
+function stagingTable(stream: { table: string }): string {
+  return `pg_temp.pgvigil_stage_${stream.table}`;
+}

@@ -1,0 +1,137 @@
+/**
+ * The forwarder (issue #13): sends what the sidecar stored to the central PostgreSQL database,
+ * oldest first, one batch at a time, and moves its durable cursors only after the central commit.
+ *
+ * It must never slow the sidecar's own work: it only reads the store (plus one small cursor
+ * write per committed batch), its central I/O is asynchronous with timeouts, and a central
+ * database that is down, slow or full only grows the backlog, which drains (within
+ * max_rows_per_second) when it returns. Failures back off exponentially with jitter.
+ */
+import type { Clock, Component } from '../domain/index.js';
+import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from '../notify/backoff.js';
+import type { CentralWriter } from './central-writer.js';
+import { batchRows, type ForwardQueue, type ForwardStream } from './forward-queue.js';
+
+interface Logger {
+  warn(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+}
+
+export interface ForwarderOptions {
+  /** How often to look for new rows once caught up. */
+  intervalMs: number;
+  /** Drain rate ceiling while catching up. */
+  maxRowsPerSecond: number;
+  backoff?: BackoffOptions;
+  random?: () => number;
+}
+
+export interface ForwardStats {
+  /** Rows waiting per stream, as of the last batch. */
+  pendingRows: Readonly<Record<ForwardStream, number>> | null;
+  /** Seconds since the forwarder last had nothing to send; 0 when caught up; null before the first look. */
+  lagSeconds: number | null;
+  forwardedRows: Readonly<Record<ForwardStream, number>>;
+  /** Failed batches (central down, refused, timed out, or the store unreadable). */
+  failures: number;
+}
+
+const STREAM_NAMES: readonly ForwardStream[] = ['events', 'alert_transitions', 'alerts', 'samples'];
+
+export class Forwarder implements Component {
+  readonly name = 'forwarder';
+  private loop: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  private caughtUpMs: number | null = null;
+  private pendingRows: Record<ForwardStream, number> | null = null;
+  private readonly forwardedRows = Object.fromEntries(STREAM_NAMES.map((s) => [s, 0])) as Record<ForwardStream, number>;
+  private failures = 0;
+  private consecutiveFailures = 0;
+
+  constructor(
+    private readonly queue: ForwardQueue,
+    private readonly central: CentralWriter,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: ForwarderOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.queue.init(this.clock.nowMs());
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    // Ends an in-flight central statement at once: the batch is simply sent again next time.
+    await this.central.close();
+    await this.loop;
+    this.loop = null;
+  }
+
+  get stats(): ForwardStats {
+    const nowMs = this.clock.nowMs();
+    return {
+      pendingRows: this.pendingRows,
+      lagSeconds: this.caughtUpMs === null ? null : this.isCaughtUp() ? 0 : (nowMs - this.caughtUpMs) / 1000,
+      forwardedRows: { ...this.forwardedRows },
+      failures: this.failures,
+    };
+  }
+
+  /** One batch: read, send, commit the cursors. Resolves with the rows sent (0: caught up). */
+  async forwardOnce(): Promise<number> {
+    const nowMs = this.clock.nowMs();
+    try {
+      const batch = this.queue.next(nowMs);
+      const rows = batchRows(batch);
+      if (rows > 0) {
+        await this.central.write(batch, nowMs);
+        this.queue.commit(batch, this.clock.nowMs());
+        this.count(batch);
+      }
+      return rows;
+    } catch (err) {
+      this.failures++;
+      throw err;
+    } finally {
+      // Also after a failure: the backlog grows while the central database is away.
+      this.pendingRows = this.queue.pending(this.clock.nowMs());
+      if (this.isCaughtUp() || this.caughtUpMs === null) this.caughtUpMs = this.clock.nowMs();
+    }
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      let rows = 0;
+      try {
+        rows = await this.forwardOnce();
+        if (this.consecutiveFailures > 0) this.log.info({ failedBatches: this.consecutiveFailures }, 'forwarding to the central database works again');
+        this.consecutiveFailures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        this.consecutiveFailures++;
+        // Once per outage, and again as the backoff grows: not once per retry.
+        if (Number.isInteger(Math.log2(this.consecutiveFailures))) {
+          this.log.warn({ err, failedBatches: this.consecutiveFailures }, 'forwarding to the central database failed; the store keeps everything and it is retried');
+        }
+        await this.clock.sleep(retryDelayMs(this.consecutiveFailures, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random ?? Math.random), signal);
+        continue;
+      }
+      const restMs = rows === 0 ? this.options.intervalMs : (rows / this.options.maxRowsPerSecond) * 1000;
+      await this.clock.sleep(restMs, signal);
+    }
+  }
+
+  private isCaughtUp(): boolean {
+    return this.pendingRows !== null && STREAM_NAMES.every((s) => this.pendingRows![s] === 0);
+  }
+
+  private count(batch: ReturnType<ForwardQueue['next']>): void {
+    this.forwardedRows.events += batch.events.length;
+    this.forwardedRows.alert_transitions += batch.transitions.length;
+    this.forwardedRows.alerts += batch.alerts.length;
+    this.forwardedRows.samples += batch.samples.length;
+  }
+}

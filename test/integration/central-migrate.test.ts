@@ -1,0 +1,84 @@
+/**
+ * `pgvigil central migrate` against real PostgreSQL 18 (and 15 and 19 when installed): the
+ * schema is created once even by two runs racing, daily partitions exist around today, a row
+ * sent twice is stored once, a day without a partition gets one on demand, and prune drops whole
+ * old days only.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CENTRAL_MIGRATIONS } from '../../src/central/central-migrations.js';
+import { daysAround, dropPartitionsBefore, ensureDayPartitions, migrateCentral, PARTITION_DAYS_AHEAD, requireCentralSchema } from '../../src/central/migrate-central.js';
+import { destroyAllServers, startPrimary, type PgServer, type PgVersion } from '../helpers/pg-harness.js';
+import { describeWithTool } from '../helpers/tools.js';
+
+const NOW_MS = Date.UTC(2026, 11, 1, 12);
+
+function migrationSuite(version: PgVersion): void {
+  let server: PgServer;
+  const clients: pg.Client[] = [];
+  const connect = async (): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString: server.dsn() });
+    await client.connect();
+    clients.push(client);
+    return client;
+  };
+
+  beforeAll(async () => {
+    server = await startPrimary({ version, name: `central${version}` });
+  });
+  afterAll(async () => {
+    for (const client of clients) await client.end().catch(() => undefined);
+    await destroyAllServers();
+  });
+
+  it('creates the schema once when two migrations race, then finds nothing to do', async () => {
+    const [a, b] = [await connect(), await connect()];
+    const results = await Promise.all([migrateCentral(a, NOW_MS), migrateCentral(b, NOW_MS)]);
+    expect(results.map((r) => r.applied).flat()).toEqual(CENTRAL_MIGRATIONS.map((_, i) => i + 1));
+    expect(results.map((r) => r.version)).toEqual([CENTRAL_MIGRATIONS.length, CENTRAL_MIGRATIONS.length]);
+    // Four partitioned tables, one partition per day from yesterday to a week ahead.
+    expect(results[0]!.partitionsCreated + results[1]!.partitionsCreated).toBe(4 * (PARTITION_DAYS_AHEAD + 2));
+    const again = await migrateCentral(a, NOW_MS);
+    expect(again).toEqual({ applied: [], version: CENTRAL_MIGRATIONS.length, partitionsCreated: 0 });
+    await expect(requireCentralSchema(a)).resolves.toBeUndefined();
+  });
+
+  it('has a partition per UTC day, bounded at midnight UTC', async () => {
+    const client = await connect();
+    const { rows } = await client.query<{ name: string; bound: string }>(`
+      SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'pgvigil.events'::regclass ORDER BY 1`);
+    expect(rows.map((r) => r.name)).toEqual(daysAround(NOW_MS, 1, PARTITION_DAYS_AHEAD).map((d) => `events_${d.replaceAll('-', '')}`));
+    await client.query(`SET TimeZone = 'UTC'`);
+    const { rows: [first] } = await client.query<{ bound: string }>(
+      `SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = 'events_20261130'`);
+    expect(first!.bound).toBe(`FOR VALUES FROM ('2026-11-30 00:00:00+00') TO ('2026-12-01 00:00:00+00')`);
+  });
+
+  it('stores a row sent twice once, and takes a day far in the past once its partition is ensured', async () => {
+    const client = await connect();
+    const insert = `INSERT INTO pgvigil.events (target, store_id, local_id, ts, kind, level, message, details, source_file, source_offset)
+      VALUES ('db1', '0123456789abcdef0123456789abcdef', 7, $1, 'generic', 'LOG', 'hello', '{}', 'postgresql.log', 0) ON CONFLICT DO NOTHING`;
+    const today = new Date(NOW_MS);
+    expect((await client.query(insert, [today])).rowCount).toBe(1);
+    expect((await client.query(insert, [today])).rowCount).toBe(0);
+    const longAgo = new Date(Date.UTC(2020, 0, 15, 3));
+    await expect(client.query(insert, [longAgo])).rejects.toThrow(/no partition of relation "events" found for row/);
+    expect(await ensureDayPartitions(client, ['2020-01-15'])).toBe(4);
+    expect(await ensureDayPartitions(client, ['2020-01-15'])).toBe(0);
+    expect((await client.query(insert, [longAgo])).rowCount).toBe(1);
+  });
+
+  it('prune drops whole days older than the cutoff and nothing newer', async () => {
+    const client = await connect();
+    const dropped = await dropPartitionsBefore(client, Date.UTC(2026, 10, 30, 6));
+    expect(dropped).toEqual(['alert_transitions_20200115', 'alerts_20200115', 'events_20200115', 'samples_20200115']);
+    const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events');
+    expect(Number(rows[0]!.n)).toBe(1);
+  });
+}
+
+describe('central migrate on PostgreSQL 18', () => migrationSuite(18));
+describeWithTool('pg15', 'central migrate on PostgreSQL 15', () => migrationSuite(15));
+describeWithTool('pg19', 'central migrate on PostgreSQL 19', () => migrationSuite(19));

@@ -1,0 +1,214 @@
+/**
+ * Two sidecar stores, filled by the real pipeline (`pgvigil analyze --rules --db` over logs
+ * recorded from real PostgreSQL servers), forwarded into one central PostgreSQL 18 by the built
+ * CLI (`pgvigil central forward`, the daemon's queue and writer): one forwarder is SIGKILLed
+ * mid-run and run again, the central database is restarted (immediate stop) under the other.
+ * At the end every event, alert and alert transition of both stores is in the central database
+ * exactly once, compared row by row, and the fleet report (`pgvigil report --store postgres://`)
+ * names each target's alerts. The forwarders and the report connect as the roles docs/fleet.md
+ * creates, with exactly its GRANTs: the reader cannot write.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FleetTargetSummary } from '../../src/central/central-report.js';
+import { migrateCentral } from '../../src/central/migrate-central.js';
+import { openStore } from '../../src/store/open-store.js';
+import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-processes.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const log = (scenario: string) => path.join(ROOT, 'test/fixtures/logs', `pg18-stderr-${scenario}`, `${scenario}.log`);
+
+const STORES = {
+  east: [log('backend-killed-crash-restart'), log('standby-feedback-holds-vacuum'), log('autovacuum-4-indexes')],
+  west: [log('logical-slot-holds-catalogs'), log('deadlock')],
+} as const;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+}
+
+function forwardChild(store: string, dsn: string): { child: ChildProcess; exited: Promise<Exit> } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'central', 'forward', '--db', store, '--dsn', dsn, '--batch-rows', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const exited = new Promise<Exit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, stderr })));
+  return { child, exited };
+}
+
+describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL and a central restart', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-fleet-'));
+  const storeFile = (name: string) => path.join(dir, `${name}.db`);
+  let central: PgServer;
+  /** The central database as a role of docs/fleet.md. */
+  const as = (role: 'pgvigil_forward' | 'pgvigil_reader') => central.dsn().replace('//postgres@', `//${role}@`);
+
+  const centralQuery = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: central.dsn() });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return (await client.query<T>(sql, params)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  const centralEvents = async (target: string): Promise<number> =>
+    Number((await centralQuery<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = $1', [target]))[0]!.n);
+
+  beforeAll(async () => {
+    for (const [name, files] of Object.entries(STORES)) {
+      const { code, stderr } = await analyzeCaptured([...files], { rules: true, db: storeFile(name), target: name, json: true });
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    }
+    central = await startPrimary({ version: 18, name: 'central' });
+    const client = new pg.Client({ connectionString: central.dsn() });
+    await client.connect();
+    await migrateCentral(client, Date.now());
+    await client.query(documentedGrants());
+    await client.end();
+  }, 120_000);
+
+  afterAll(async () => {
+    await destroyAllServers();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('east: a forwarder killed with SIGKILL mid-run, run again, leaves every row once', async () => {
+    const total = localCount(storeFile('east'), 'events');
+    const first = forwardChild(storeFile('east'), as('pgvigil_forward'));
+    // Killed once some batches are in and many are still to go.
+    await waitUntil(async () => (await centralEvents('east')) > 0, 30_000, 'the first east events in the central database');
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    expect(await centralEvents('east')).toBeLessThan(total);
+    const second = forwardChild(storeFile('east'), as('pgvigil_forward'));
+    expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
+    await expectSameRows('east');
+  }, 120_000);
+
+  it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
+    const run = forwardChild(storeFile('west'), as('pgvigil_forward'));
+    await waitUntil(async () => (await centralEvents('west')) > 0, 30_000, 'the first west events in the central database');
+    await central.stop('immediate');
+    await central.start();
+    const exit = await run.exited;
+    expect(exit).toMatchObject({ code: 0 });
+    expect(exit.stderr).toMatch(/batch failed .*; retry 1 of 19/);
+    await expectSameRows('west');
+  }, 120_000);
+
+  it('keeps the two stores apart: each target has its own store identity and both alerts', async () => {
+    const stores = await centralQuery<{ target: string; store_id: string }>('SELECT target, store_id::text FROM pgvigil.targets ORDER BY target');
+    expect(stores.map((s) => s.target)).toEqual(['east', 'west']);
+    expect(stores.map((s) => s.store_id.replaceAll('-', ''))).toEqual([storeId(storeFile('east')), storeId(storeFile('west'))]);
+    const rules = await centralQuery<{ target: string; rule_id: string }>('SELECT DISTINCT target, rule_id FROM pgvigil.alerts ORDER BY 1, 2');
+    expect(rules).toEqual([
+      { target: 'east', rule_id: 'server-crashed' },
+      { target: 'east', rule_id: 'vacuum-held-back' },
+      { target: 'west', rule_id: 'vacuum-held-back' },
+    ]);
+  });
+
+  it('the fleet report, read as the read-only role, summarises each target and names its alerts', async () => {
+    const report = spawnSync(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'report', '--store', as('pgvigil_reader'), '--from', '2000-01-01T00:00:00Z', '--json'], { encoding: 'utf8' });
+    expect(report.stderr).toBe('');
+    expect(report.status).toBe(0);
+    const parsed = JSON.parse(report.stdout) as { fleet_summary: FleetTargetSummary[]; alerts: Array<{ rule: string; target: string; evidence: { event_ids: number[] } }>; timeline: unknown[] };
+    const east = parsed.fleet_summary.find((t) => t.target === 'east')!;
+    const west = parsed.fleet_summary.find((t) => t.target === 'west')!;
+    expect(east).toMatchObject({ alerts_by_rule: { 'server-crashed': 1, 'vacuum-held-back': 1 }, crashes: 1, longest_replay_stall: null });
+    expect(west).toMatchObject({ alerts_by_rule: { 'vacuum-held-back': 1 }, crashes: 0 });
+    // The worst hold is the largest removable-cutoff age any autovacuum report of the target logged.
+    for (const [name, summary] of [['east', east], ['west', west]] as const) {
+      expect(summary.worst_vacuum_hold?.removable_cutoff_age_xids).toBe(maxCutoffAge(storeFile(name)));
+    }
+    expect(parsed.alerts.map((a) => `${a.target} ${a.rule}`).sort()).toEqual(['east server-crashed', 'east vacuum-held-back', 'west vacuum-held-back']);
+    // Evidence points at events of the report, of the alert's own target.
+    for (const alert of parsed.alerts) expect(alert.evidence.event_ids.length).toBeGreaterThan(0);
+
+    const westOnly = spawnSync(process.execPath, [path.join(ROOT, 'bin/pgvigil.js'), 'report', '--store', as('pgvigil_reader'), '--from', '2000-01-01T00:00:00Z', '--target', 'west'], { encoding: 'utf8' });
+    expect(westOnly.status).toBe(0);
+    expect(westOnly.stdout).toMatch(/^pgvigil fleet summary: .*, 1 target$/m);
+    expect(westOnly.stdout).toContain('vacuum-held-back on west');
+    expect(westOnly.stdout).not.toContain('on east');
+
+    const reader = new pg.Client({ connectionString: as('pgvigil_reader') });
+    await reader.connect();
+    await expect(reader.query(`DELETE FROM pgvigil.events`)).rejects.toThrow(/permission denied for table events/);
+    await reader.end();
+  });
+
+  /** Every event, alert and transition of the store, compared field by field with the central rows. */
+  async function expectSameRows(target: string): Promise<void> {
+    const db = openStore(storeFile(target), { readonly: true });
+    try {
+      const id = storeId(storeFile(target));
+      const localEvents = db.prepare('SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset FROM events ORDER BY id').all();
+      const centralEventRows = await centralQuery(`
+        SELECT local_id::int AS id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, kind, level, sqlstate, pid, database, user_name,
+               message, details::text AS details, source_file, source_offset::int AS source_offset
+        FROM pgvigil.events WHERE store_id = $1 ORDER BY local_id`, [id]);
+      expect(centralEventRows.length).toBeGreaterThan(50);
+      expect(centralEventRows.map((r) => ({ ...r, details: JSON.parse(r.details as string) })))
+        .toEqual((localEvents as Array<Record<string, unknown>>).map((r) => ({ ...r, details: JSON.parse(r.details as string) })));
+
+      const localTransitions = db.prepare('SELECT t.id, t.alert_id, a.target, t.ts_ms, t.to_state FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id ORDER BY t.id').all();
+      expect(localTransitions.length).toBeGreaterThan(0);
+      expect(await centralQuery(`SELECT local_id::int AS id, alert_local_id::int AS alert_id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, to_state
+        FROM pgvigil.alert_transitions WHERE store_id = $1 ORDER BY local_id`, [id])).toEqual(localTransitions);
+
+      const localAlerts = db.prepare('SELECT id, rule_id, state, summary, evidence, started_ms, resolved_ms FROM alerts ORDER BY id').all() as Array<Record<string, unknown>>;
+      const centralAlerts = await centralQuery(`SELECT local_id::int AS id, rule_id, state, summary, evidence::text AS evidence,
+          (extract(epoch FROM started_at) * 1000)::float8 AS started_ms, (extract(epoch FROM resolved_at) * 1000)::float8 AS resolved_ms
+        FROM pgvigil.alerts WHERE store_id = $1 ORDER BY local_id`, [id]);
+      expect(centralAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })))
+        .toEqual(localAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })));
+    } finally {
+      db.close();
+    }
+  }
+});
+
+function localCount(file: string, table: 'events'): number {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+function storeId(file: string): string {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare('SELECT store_id FROM store_identity').pluck().get() as string;
+  } finally {
+    db.close();
+  }
+}
+
+/** The GRANT block of docs/fleet.md, as an operator would paste it. */
+function documentedGrants(): string {
+  const doc = readFileSync(path.join(ROOT, 'docs/fleet.md'), 'utf8');
+  const block = /<!-- fleet-grants -->\n```sql\n([\s\S]*?)```\n<!-- \/fleet-grants -->/.exec(doc);
+  if (!block) throw new Error('docs/fleet.md has no fleet-grants block');
+  return block[1]!;
+}
+
+function maxCutoffAge(file: string): number {
+  const db = openStore(file, { readonly: true });
+  try {
+    return db.prepare(`SELECT max(json_extract(details, '$.removable_cutoff_age_xids')) FROM events WHERE kind = 'autovacuum'`).pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
