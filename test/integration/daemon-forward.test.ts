@@ -42,8 +42,8 @@ describe('pgvigil run forwarding to a central PostgreSQL 18', () => {
     try {
       await waitUntil(() => /tailing log file/.test(stderr), 20_000, 'the tailer to open the log');
       await server.query('CHECKPOINT');
-      await waitUntil(async () => (await count(`SELECT count(*) AS n FROM pgvigil.events WHERE kind = 'checkpoint'`)) >= 2, 30_000, 'the checkpoint events in the central database');
-      await waitUntil(async () => (await count(`SELECT count(*) AS n FROM pgvigil.samples p JOIN pgvigil.series s ON s.local_id = p.series_local_id AND s.store_id = p.store_id WHERE s.name = 'pg_up'`)) > 0, 30_000, 'pg_up samples in the central database');
+      await waitUntil(async () => (await count(`SELECT count(*) AS n FROM pgvigil.events WHERE kind = 'checkpoint'`)) >= 2, 90_000, 'the checkpoint events in the central database');
+      await waitUntil(async () => (await count(`SELECT count(*) AS n FROM pgvigil.samples p JOIN pgvigil.series s ON s.local_id = p.series_local_id AND s.store_id = p.store_id WHERE s.name = 'pg_up'`)) > 0, 90_000, 'pg_up samples in the central database');
       expect(await count(`SELECT count(*) AS n FROM pgvigil.targets WHERE target = 'default'`)).toBe(1);
 
       // The central database refuses connections (the target server stays up, so pgvigil's own work goes on).
@@ -65,5 +65,5 @@ describe('pgvigil run forwarding to a central PostgreSQL 18', () => {
       child.kill('SIGKILL');
       await admin.end().catch(() => undefined);
     }
-  }, 180_000);
+  }, 360_000);
 });
