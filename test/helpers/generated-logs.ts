@@ -4,19 +4,8 @@
  * them. Deterministic (seeded), in the three formats; the stderr log also has processes whose
  * lines interleave (logging without the collector) and lines no prefix reads.
  */
+import { seededRandom } from './seeded-random.js';
 const PREFIX_TIME = Date.UTC(2026, 10, 30, 7, 0, 0);
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function stamp(i: number): string {
   return new Date(PREFIX_TIME + i * 137).toISOString().replace('T', ' ').replace('Z', ' UTC');
@@ -37,7 +26,7 @@ const VACUUM_LINES = [
 export const GENERATED_STDERR_PREFIX = '%m [%p] %q%u@%d ';
 
 export function generatedStderrLog(entries: number, seed = 1): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: string[] = [];
   const at = (i: number, pid: number): string => `${stamp(i)} [${pid}] `;
   for (let i = 0; i < entries; i++) {
@@ -76,7 +65,7 @@ function csvField(text: string): string {
 
 /** csvlog (PG 14+, 26 columns) with quoted fields holding newlines, commas and quotes. */
 export function generatedCsvLog(entries: number, seed = 2): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < entries; i++) {
     const pid = 1000 + Math.floor(next() * 12);
@@ -99,7 +88,7 @@ export function generatedCsvLog(entries: number, seed = 2): string {
 
 /** jsonlog, with some lines that are not JSON. */
 export function generatedJsonLog(entries: number, seed = 3): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < entries; i++) {
     const roll = next();

@@ -29,6 +29,7 @@ import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-ha
 import { waitUntil } from '../helpers/pg-server.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** At least 50; KILL_LOOP_CYCLES changes it for a longer run (or a quick one while debugging). */
 const KILL_CYCLES = Number(process.env.KILL_LOOP_CYCLES ?? 50);
@@ -60,18 +61,6 @@ afterAll(async () => {
   await receiver.stop();
   await destroyAllServers();
 });
-
-/** A deterministic [0, 1) generator (mulberry32), so a failing run's delays can be replayed. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
