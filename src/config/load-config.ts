@@ -68,7 +68,7 @@ export interface LoadConfigInput {
 
 export function loadConfig({ file = null, flags = {}, env = process.env }: LoadConfigInput): Config {
   const configFile = file ?? env.PGVIGIL_CONFIG ?? null;
-  const source = configFile ?? '(defaults, environment and flags)';
+  const source = configFile ?? 'defaults, environment and flags';
   const fromFile = configFile ? readYaml(configFile) : {};
   const merged: Record<string, unknown> = { ...fromFile, ...fromEnv(env), ...withoutUndefined(flags) };
 
