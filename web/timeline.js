@@ -308,6 +308,7 @@ async function drawSeriesChart() {
     series: [{ label: 'time' }, ...shown.map((s, i) => ({ label: seriesLabel(s), stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: false }))],
     hooks: plotHooks,
   }, data, target);
+  for (const label of target.querySelectorAll('.u-legend .u-label')) label.title = label.textContent;
 }
 
 function seriesLabel(s) {

@@ -5,6 +5,7 @@
  */
 import { DateTime } from 'luxon';
 import { renderSummarySections } from './analyze-text.js';
+import { citedSeriesText, shownFacts } from './evidence-text.js';
 import type { IncidentReport, ReportAlert, TimelineEntry } from './incident-report.js';
 import { escapeXml as esc, LINE_COLOURS, renderChartSvg, type AlertPeriod } from './report-svg.js';
 
@@ -59,14 +60,14 @@ ${report.timeline.map(timelineRow).join('\n')}
 function alertHtml(a: ReportAlert, inTimeline: ReadonlySet<number>): string {
   const lifecycle = [`fired ${short(a.started)}`, `updated ${short(a.updated)}`, a.resolved ? `resolved ${short(a.resolved)}` : 'still firing'];
   const transitions = a.transitions.length > 1 ? ` (${a.transitions.map((t) => `${t.to} ${short(t.ts)}`).join(', ')})` : '';
-  const facts = Object.entries(a.evidence.facts);
+  const facts = shownFacts(a.evidence.facts);
   const evidence = a.evidence.event_ids.map((id) => (inTimeline.has(id) ? `<a href="#event-${id}">event ${id}</a>` : `event ${id} (outside this timeline)`));
   return `<div class="alert ${esc(a.severity)} ${a.state}" id="alert-${a.id}">
 <div class="head"><span class="badge ${a.state}">${a.state}</span><span class="badge">${esc(a.severity)}</span>#${a.id} ${esc(a.rule)} on ${esc(a.target)} <span class="badge">basis: ${esc(a.basis)}</span></div>
 <div>${esc(a.summary)}</div>
 <div class="lifecycle">${esc(lifecycle.join(', ') + transitions)}</div>
-${facts.length > 0 ? `<table class="facts">${facts.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(String(v))}</td></tr>`).join('')}</table>` : ''}
-${a.evidence.series.length > 0 ? `<div class="evidence">Series: ${esc(a.evidence.series.map((s) => `${s.name}{${Object.entries(s.labels).map(([k, v]) => `${k}="${v}"`).join(',')}} = ${s.value ?? 'NULL'} at ${short(s.ts)}`).join('; '))}</div>` : ''}
+${facts.length > 0 ? `<table class="facts">${facts.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table>` : ''}
+${a.evidence.series.length > 0 ? `<div class="evidence">Series: ${esc(a.evidence.series.map((s) => citedSeriesText(s, short)).join('; '))}</div>` : ''}
 ${evidence.length > 0 ? `<div class="evidence">Evidence: ${evidence.join(', ')}</div>` : ''}
 </div>`;
 }

@@ -3,6 +3,7 @@
  * and evidence, then the timeline and the log summary. Charts need the HTML form. Pure.
  */
 import { renderSummarySections } from './analyze-text.js';
+import { citedSeriesText, shownFacts } from './evidence-text.js';
 import type { IncidentReport } from './incident-report.js';
 
 export function renderIncidentReportMarkdown(report: IncidentReport): string {
@@ -11,8 +12,9 @@ export function renderIncidentReportMarkdown(report: IncidentReport): string {
   for (const a of report.alerts) {
     out.push(`- **#${a.id} ${a.severity.toUpperCase()} ${a.rule}** on \`${a.target}\` (${a.state}, basis ${a.basis}): ${cell(a.summary)}`);
     out.push(`  - fired ${a.started}, updated ${a.updated}, ${a.resolved ? `resolved ${a.resolved}` : 'still firing'}`);
-    const facts = Object.entries(a.evidence.facts).map(([k, v]) => `${k}=${String(v)}`);
+    const facts = shownFacts(a.evidence.facts).map(([k, v]) => `${k}=${v}`);
     if (facts.length > 0) out.push(`  - facts: ${cell(facts.join(', '))}`);
+    if (a.evidence.series.length > 0) out.push(`  - series: ${cell(a.evidence.series.map((s) => citedSeriesText(s, (ts) => ts)).join('; '))}`);
     if (a.evidence.event_ids.length > 0) out.push(`  - evidence: events ${a.evidence.event_ids.join(', ')}`);
   }
   out.push('', `## Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})`, '');
