@@ -13,6 +13,7 @@
  * - rule id: the rule's file name (`repack-holds-vacuum.ts` -> `repack-holds-vacuum`).
  */
 import type { Evidence, EventKind, Severity } from '../domain/index.js';
+import { redactSqlLiterals } from '../lib/redact.js';
 import type { RuleView } from './rule-view.js';
 
 export interface Finding {
@@ -50,8 +51,25 @@ export function findingKey(ruleId: string, target: string, ...parts: Array<strin
   return [ruleId, target, ...parts.map(String)].join('/');
 }
 
-/** Evidence with defaults; event ids and samples cited twice are kept once, in order of first mention. */
+/**
+ * Evidence with defaults; event ids and samples cited twice are kept once, in order of first
+ * mention. Statement text in facts (`statement`, `holder_query`, ...) and in a cited sample's
+ * `query` label loses its literals: an alert is what leaves the machine (PagerDuty, webhooks,
+ * Alertmanager), and the values in a WHERE clause are the personal data; the events it cites keep
+ * the text the `redact` setting allows.
+ */
 export function evidenceOf(parts: Partial<Evidence>): Evidence {
-  const series = new Map((parts.series ?? []).map((s) => [JSON.stringify([s.name, s.labels, s.tsMs]), s]));
-  return { eventIds: [...new Set(parts.eventIds ?? [])], series: [...series.values()], facts: parts.facts ?? {} };
+  const series = new Map((parts.series ?? []).map((s) => {
+    const cited = s.labels.query === undefined ? s : { ...s, labels: { ...s.labels, query: redactSqlLiterals(s.labels.query) } };
+    return [JSON.stringify([cited.name, cited.labels, cited.tsMs]), cited];
+  }));
+  return { eventIds: [...new Set(parts.eventIds ?? [])], series: [...series.values()], facts: withoutLiterals(parts.facts ?? {}) };
+}
+
+const STATEMENT_FACT = /(^|_)(statement|query)$/;
+
+function withoutLiterals(facts: Evidence['facts']): Evidence['facts'] {
+  const out: Evidence['facts'] = {};
+  for (const [key, value] of Object.entries(facts)) out[key] = typeof value === 'string' && STATEMENT_FACT.test(key) ? redactSqlLiterals(value) : value;
+  return out;
 }

@@ -2,6 +2,7 @@
  * How numbers read in a finding's summary: the way a DBA writes them in an incident channel
  * ("84 s", "12 min", "1.2 GB", "104,857,600", "12:00:01 UTC"). English, UTC, no locale lookups.
  */
+import { redactSqlLiterals } from '../lib/redact.js';
 
 export function formatCount(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
@@ -39,9 +40,9 @@ export function formatTime(tsMs: number): string {
   return `${new Date(tsMs).toISOString().slice(11, 19)} UTC`;
 }
 
-/** A statement quoted in one line, cut to `maxChars`. */
+/** A statement quoted in one line without its literals (a summary is sent off the machine), cut to `maxChars`. */
 export function quoteStatement(statement: string, maxChars = 120): string {
-  const flat = statement.replace(/\s+/g, ' ').trim().replace(/;$/, '');
+  const flat = redactSqlLiterals(statement).replace(/\s+/g, ' ').trim().replace(/;$/, '');
   return flat.length <= maxChars ? flat : `${flat.slice(0, maxChars - 1)}…`;
 }
 

@@ -112,14 +112,14 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
     const holder = await openSession(server);
     try {
       await holder.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-      await holder.client.query('SELECT 1');
+      await holder.client.query('SELECT current_user');
       await consumeXids(server, WARN_AGE_XIDS + 500);
 
       await waitUntil(() => alert('xmin-horizon-held').length > 0, FIRE_WAIT_MS, 'the xmin-horizon-held alert');
       const [fired] = alert('xmin-horizon-held');
       expect(fired?.summary).toMatch(new RegExp(
         `^xmin horizon is [\\d,]+ XIDs old, held by session pid ${holder.pid} \\(postgres@postgres, idle in transaction\\) ` +
-        'with a transaction open for \\d+ s, last query: SELECT 1; vacuum cannot remove rows deleted since, in database postgres$',
+        'with a transaction open for \\d+ s, last query: SELECT current_user; vacuum cannot remove rows deleted since, in database postgres$',
       ));
       expect(fired?.severity).toBe('warning');
       expect(JSON.parse(fired!.labels)).toEqual({ kind: 'backend', scope: 'database' });
@@ -128,12 +128,12 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
       expect(facts.age_xids).toBeGreaterThanOrEqual(WARN_AGE_XIDS);
 
       // Another query in the same transaction: new labels (query, state) for the same holder.
-      await holder.client.query('SELECT 2');
+      await holder.client.query('SELECT session_user');
       const summaries = new Set<string>();
       await waitUntil(() => {
         const summary = alert('xmin-horizon-held')[0]?.summary ?? '';
         summaries.add(summary);
-        return summary.includes('last query: SELECT 2;');
+        return summary.includes('last query: SELECT session_user;');
       }, FIRE_WAIT_MS, 'the alert to name the holder\'s newest query');
       for (const summary of summaries) expect(summary).not.toMatch(/more holders? past/);
 
