@@ -7,7 +7,8 @@
  *   npx tsx scripts/build-catalogs.ts [--source 15=/usr/share/locale] [--source 19=/chroot/usr/share/locale] ...
  *
  * Without --source: PostgreSQL 15 from Debian (/usr/share/locale), 19 from the test chroot, and
- * 18 from an extracted postgresql-18 package when one lies in /tmp/lang/pg18 (see NOTICE).
+ * 13, 17 and 18 from extracted packages when they lie in /tmp/lang/pg<major>
+ * (scripts/fetch-catalog-debs.sh fetches 13 and 17 from Debian's mirror; see NOTICE).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +16,13 @@ import { parseArgs } from 'node:util';
 import { firstForms, readMoMessages, SHIPPED_CATALOGS_DIR, type Catalog } from '../src/parsers/lang/catalog.js';
 import { libcMsgids, postgresMsgids } from '../src/parsers/lang/messages.js';
 
-const DEFAULT_SOURCES = ['15=/usr/share/locale', '18=/tmp/lang/pg18/usr/share/locale', '19=/var/lib/pgvigil/pg19-chroot/usr/share/locale'];
+const DEFAULT_SOURCES = [
+  '13=/tmp/lang/pg13/usr/share/locale',
+  '15=/usr/share/locale',
+  '17=/tmp/lang/pg17/usr/share/locale',
+  '18=/tmp/lang/pg18/usr/share/locale',
+  '19=/var/lib/pgvigil/pg19-chroot/usr/share/locale',
+];
 /** The C library's catalogs: the host's (glibc's strsignal texts hardly change between releases). */
 const LIBC_LOCALE_DIR = '/usr/share/locale';
 

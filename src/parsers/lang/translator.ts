@@ -41,6 +41,8 @@ interface Matcher {
   english: EnglishForms;
   slots: Readonly<Record<number, Slot>>;
   msgid: string;
+  /** Matchers of one message, or of messages one renamed (MessageSpec.renames), share it. */
+  sameFields: string;
 }
 
 /** Candidates by the first character of their head; heads that are empty go to `any`. */
@@ -225,6 +227,7 @@ export class Translator implements CompiledLanguage {
       english,
       slots: spec.slots ?? EMPTY,
       msgid: spec.id,
+      sameFields: spec.renames ?? spec.id,
     });
     return null;
   }
@@ -283,6 +286,7 @@ export class Translator implements CompiledLanguage {
     const candidates = index.candidates(text);
     if (candidates === null) return null;
     let found: string | null = null;
+    let foundFields: string | null = null;
     for (let i = 0; i < candidates.length; i++) {
       const m = candidates[i] as Matcher;
       if (!text.startsWith(m.head)) continue;
@@ -294,8 +298,13 @@ export class Translator implements CompiledLanguage {
       const greedy = m.groupArgs.length === 0 ? english : this.render(m, m.greedy.exec(text) as RegExpExecArray);
       if (english !== greedy) return null;
       if (english === null) continue;
-      if (found !== null && found !== english) return null;
+      if (found !== null && found !== english) {
+        // Another major's name for the same fields: the first reading stands.
+        if (foundFields === m.sameFields) continue;
+        return null;
+      }
       found = english;
+      foundFields = m.sameFields;
     }
     return found;
   }
