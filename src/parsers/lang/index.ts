@@ -25,18 +25,28 @@ const ENGLISH = /^(en([_-].*)?|C(\..*)?|POSIX)$/i;
  */
 export function offlineLanguage(lang: string | undefined, catalogsDir?: string): LanguageChoice {
   if (lang === undefined || lang === 'auto') {
-    const catalogs = readShippedCatalogs(null, catalogsDir);
+    const catalogs = exactCatalogs(readShippedCatalogs(null, catalogsDir));
     if (catalogs.length === 0) return { setting: undefined, problem: null };
     return { setting: perFile(catalogs, new LanguageDetector(catalogs)), problem: null };
   }
   if (ENGLISH.test(lang)) return { setting: undefined, problem: null };
   for (const language of catalogLanguages(lang) ?? [lang]) {
-    const catalogs = readShippedCatalogs(language, catalogsDir);
+    const catalogs = exactCatalogs(readShippedCatalogs(language, catalogsDir));
     // The language is given; its major is still told per file.
     if (catalogs.length > 0) return { setting: perFile(catalogs, { lineWords: new LanguageDetector(catalogs).lineWords, detect: () => language }), problem: null };
   }
   const shipped = [...new Set(shippedCatalogs(catalogsDir).map((c) => c.language))].join(', ');
   return { setting: undefined, problem: noCatalog(`language "${lang}"`, `shipped catalogs: ${shipped || 'none'}`) };
+}
+
+/**
+ * The catalogs a log of unknown major is weighed with: a derived catalog (14, 16) holds only
+ * messages its neighbours translate alike, so it never reads a line they do not, and could only
+ * win the count where the missing messages would have left a line ambiguous. It serves a server
+ * that said its major.
+ */
+function exactCatalogs(catalogs: Catalog[]): Catalog[] {
+  return catalogs.filter((c) => c.derived === undefined);
 }
 
 /** Each file's language from `detector`, read with the catalog of the major that reads its first lines best. */
