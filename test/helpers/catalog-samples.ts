@@ -46,6 +46,11 @@ function print(format: ParsedFormat, values: readonly string[]): string {
   return out;
 }
 
+/** A catalog text printed with `values` (by English argument index), as the server prints it. */
+export function printMessage(format: string, values: readonly string[]): string {
+  return print(parseFormat(format), values);
+}
+
 const stripNewline = (text: string): string => (text.endsWith('\n') ? text.slice(0, -1) : text);
 
 /** English and translated text of a slot (the English one when the catalog leaves it untranslated, as gettext does). */
