@@ -21,6 +21,8 @@ export function eventJson(e: StoredEventView): Record<string, unknown> {
     message: e.message,
     details: e.details,
     source: { file: e.sourceFile, offset: e.sourceOffset },
+    // Only for a log read through a message catalog, as in LogEvent (docs/contracts.md).
+    ...(e.language !== undefined ? { language: e.language } : {}),
     // The report's line for it (autovacuum's dead rows and cutoff, a conflict's reason...), for the page.
     line: eventLine({ ...e, source: { file: e.sourceFile, offset: e.sourceOffset, line: null } } as AnyLogEvent),
   };

@@ -38,7 +38,8 @@ async function build(overrides: Partial<HttpAppOptions> = {}) {
   const metrics = new Metrics({ clock });
   metrics.attachWriter(writer);
   writer.enqueue({
-    events: [deadlock(T0, 'shop'), deadlock(T0 + 1_000, 'crm')],
+    // crm's server writes German (lc_messages = de_DE): its event was read through the catalog.
+    events: [deadlock(T0, 'shop'), { ...deadlock(T0 + 1_000, 'crm'), message: 'Verklemmung entdeckt', language: 'de' }],
     samples: [0, 10_000, 20_000, 30_000].map((dt, i) => ({ target: 'db1', name: 'pg_stat_user_tables_n_dead_tup', labels: { datname: 'shop', relname: 'orders' }, tsMs: T0 + dt, value: i * 10 })),
   });
   writer.flush();
@@ -86,6 +87,17 @@ describe('HTTP app', () => {
     expect(shop.body.events).toHaveLength(1);
     expect(shop.body.truncated).toBe(true);
     expect((await get(`/api/events?from=${T0 + 500}`)).body.events).toHaveLength(1);
+  });
+
+  it("says in which language an event's message was written, only when it is not English", async () => {
+    const [crm, shop] = (await get('/api/events')).body.events;
+    expect(crm).toMatchObject({ database: 'crm', message: 'Verklemmung entdeckt', language: 'de' });
+    expect(shop).not.toHaveProperty('language');
+    const evidence = (await get('/api/alerts/1')).body.evidence.events;
+    expect(evidence.map((e: { language?: string }) => e.language ?? null)).toEqual([null, 'de']);
+    const timeline = (await get('/api/report')).body.timeline;
+    expect(timeline.map((e: { language?: string }) => e.language ?? null)).toEqual([null, 'de', null]);
+    expect(timeline[0]).not.toHaveProperty('language');
   });
 
   it('returns series downsampled to the step', async () => {

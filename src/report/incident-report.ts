@@ -26,6 +26,8 @@ export interface TimelineEntry {
   ref: { alert_id: number } | { event_id: number };
   /** Alerts that name this event as evidence. */
   evidence_of: number[];
+  /** An event's log language when it is not English (`message` then was in it; `text` is English). */
+  language?: string;
 }
 
 export interface ReportAlert {
@@ -134,7 +136,10 @@ export function isNotable(event: AnyLogEvent): boolean {
 }
 
 function eventEntry(id: number, event: AnyLogEvent, evidenceOf: number[]): TimelineEntry {
-  return { ts: iso(event.tsMs), target: event.target, what: event.kind, text: eventLine(event), ref: { event_id: id }, evidence_of: evidenceOf };
+  return {
+    ts: iso(event.tsMs), target: event.target, what: event.kind, text: eventLine(event), ref: { event_id: id }, evidence_of: evidenceOf,
+    ...(event.language !== undefined ? { language: event.language } : {}),
+  };
 }
 
 function transitionEntry(t: StoredTransition, alert: Alert): TimelineEntry {

@@ -36,7 +36,16 @@ describe('languageOfServer', () => {
     const noLanguage = languageOfServer(server('nl_NL.UTF-8', '150004'));
     expect(noLanguage?.setting).toBeUndefined();
     expect(noLanguage?.problem).toMatch(/^no message catalog for lc_messages "nl_NL\.UTF-8" of PostgreSQL 15 \(no PostgreSQL 15 message catalog for lc_messages "nl_NL\.UTF-8" \(looked for .*nl_NL\/LC_MESSAGES\/postgres-15\.mo.*\)\): its log lines are read as English, so most count as not understood$/);
-    // Catalogs are shipped for 15, 18 and 19 only.
-    expect(languageOfServer(server('de_DE.UTF-8', '130012'))?.problem).toMatch(/^no message catalog for lc_messages "de_DE\.UTF-8" of PostgreSQL 13 /);
+    // Georgian is shipped from 15 on (and derived for 16 only, 14's lower neighbour lacking it).
+    expect(languageOfServer(server('ka_GE.UTF-8', '130012'))?.problem).toMatch(/^no message catalog for lc_messages "ka_GE\.UTF-8" of PostgreSQL 13 /);
+    expect(languageOfServer(server('ka_GE.UTF-8', '140011'))?.problem).toMatch(/^no message catalog for lc_messages "ka_GE\.UTF-8" of PostgreSQL 14 /);
+    expect(languageOfServer(server('ka_GE.UTF-8', '160004'))?.problem).toBeNull();
+  });
+
+  it('says when the catalog of its major is derived from the majors around it', () => {
+    const found = languageOfServer(server('de_DE.UTF-8', '140011'));
+    expect(found?.setting && 'translator' in found.setting ? found.setting.translator.majors : null).toEqual([14]);
+    expect(describeServerLanguage(found!)).toBe('lc_messages "de_DE.UTF-8": the log is read in de with the PostgreSQL 14 message catalog derived from 13 and 15');
+    expect(describeServerLanguage(languageOfServer(server('ja_JP.UTF-8', '170002'))!)).toBe('lc_messages "ja_JP.UTF-8": the log is read in ja with the PostgreSQL 17 message catalog');
   });
 });

@@ -37,5 +37,5 @@ export function describeServerLanguage(found: ServerLanguage): string {
   const setting = found.setting;
   if (setting === undefined) return `lc_messages "${found.lcMessages}": the log is read as English`;
   const translator = 'translator' in setting ? setting.translator : null;
-  return `lc_messages "${found.lcMessages}": the log is read in ${translator?.language ?? 'a detected language'} with the PostgreSQL ${found.major} message catalog`;
+  return `lc_messages "${found.lcMessages}": the log is read in ${translator?.language ?? 'a detected language'} with ${translator?.catalogs ?? `the PostgreSQL ${found.major} message catalog`}`;
 }

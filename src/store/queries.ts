@@ -31,6 +31,8 @@ export interface StoredEventView {
   details: unknown;
   sourceFile: string;
   sourceOffset: number;
+  /** The catalog language the entry was read in; absent for English (LogEvent.language). */
+  language?: string;
 }
 
 export interface SeriesQuery {
@@ -87,6 +89,7 @@ export interface EventRow {
   details: string;
   source_file: string;
   source_offset: number;
+  language: string | null;
 }
 
 const MAX_EVIDENCE_EVENTS = 200;
@@ -139,6 +142,7 @@ export class StoreQueries {
           kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
           level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: decodeDetails(row.details),
           source: { file: row.source_file, offset: row.source_offset, line: null },
+          ...(row.language !== null ? { language: row.language } : {}),
         } as AnyLogEvent,
       };
     }
@@ -221,6 +225,7 @@ function eventFromRow(row: EventRow): StoredEventView {
     details: decodeDetails(row.details),
     sourceFile: row.source_file,
     sourceOffset: row.source_offset,
+    ...(row.language !== null ? { language: row.language } : {}),
   };
 }
 

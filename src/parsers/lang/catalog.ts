@@ -23,6 +23,28 @@ export interface Catalog {
   messages: Record<string, string[]>;
   /** strsignal() names from the C library's catalog: English -> translated. */
   signals: Record<string, string>;
+  /**
+   * Set when no package of this major was at hand and the catalog was derived from the majors
+   * around it (./derive-catalog.ts): only the messages both translate alike (`agree`); `differ`
+   * and `only_one` count those left out.
+   */
+  derived?: { from: [number, number]; agree: number; differ: number; only_one: number };
+  /**
+   * Of a derived catalog: the neighbours' forms of the messages left out. The middle major may
+   * print one of them alike to a message kept, so a line they read is left unread.
+   */
+  guards?: Record<string, string[]>;
+}
+
+/**
+ * How catalogs are named to the operator: `the PostgreSQL 15 message catalog`, `the PostgreSQL 14
+ * message catalog derived from 13 and 15`, `the PostgreSQL 15 and 17 message catalogs`.
+ */
+export function describeCatalogs(catalogs: ReadonlyArray<Pick<Catalog, 'major' | 'derived'>>): string {
+  const majors = [...new Set(catalogs.map((c) => c.major))];
+  const what = majors.length === 1 ? `the PostgreSQL ${majors[0]} message catalog` : `the PostgreSQL ${majors.slice(0, -1).join(', ')} and ${majors.at(-1)} message catalogs`;
+  const derived = catalogs.flatMap((c) => (c.derived === undefined ? [] : [`${majors.length === 1 ? '' : `${c.major} `}derived from ${c.derived.from[0]} and ${c.derived.from[1]}`]));
+  return derived.length === 0 ? what : `${what} ${derived.join(', ')}`;
 }
 
 /** The shipped catalogs (a directory `catalogs` at the package root: src/ and dist/ are as deep). */

@@ -25,13 +25,13 @@ const ENGLISH = /^(en([_-].*)?|C(\..*)?|POSIX)$/i;
  */
 export function offlineLanguage(lang: string | undefined, catalogsDir?: string): LanguageChoice {
   if (lang === undefined || lang === 'auto') {
-    const catalogs = readShippedCatalogs(null, catalogsDir);
+    const catalogs = exactCatalogs(readShippedCatalogs(null, catalogsDir));
     if (catalogs.length === 0) return { setting: undefined, problem: null };
     return { setting: perFile(catalogs, new LanguageDetector(catalogs)), problem: null };
   }
   if (ENGLISH.test(lang)) return { setting: undefined, problem: null };
   for (const language of catalogLanguages(lang) ?? [lang]) {
-    const catalogs = readShippedCatalogs(language, catalogsDir);
+    const catalogs = exactCatalogs(readShippedCatalogs(language, catalogsDir));
     // The language is given; its major is still told per file.
     if (catalogs.length > 0) return { setting: perFile(catalogs, { lineWords: new LanguageDetector(catalogs).lineWords, detect: () => language }), problem: null };
   }
@@ -39,14 +39,24 @@ export function offlineLanguage(lang: string | undefined, catalogsDir?: string):
   return { setting: undefined, problem: noCatalog(`language "${lang}"`, `shipped catalogs: ${shipped || 'none'}`) };
 }
 
+/**
+ * The catalogs a log of unknown major is weighed with: a derived catalog (14, 16) holds only
+ * messages its neighbours translate alike, so it never reads a line they do not, and could only
+ * win the count where the missing messages would have left a line ambiguous. It serves a server
+ * that said its major.
+ */
+function exactCatalogs(catalogs: Catalog[]): Catalog[] {
+  return catalogs.filter((c) => c.derived === undefined);
+}
+
 /** Each file's language from `detector`, read with the catalog of the major that reads its first lines best. */
 function perFile(catalogs: readonly Catalog[], detector: LogDetector): LanguageSetting {
   const translators = new Map<string, Translator>();
-  const translator = (language: string, major: number | null): Translator => {
-    const key = `${language}/${major ?? 'all'}`;
+  const translator = (language: string, majors: readonly number[]): Translator => {
+    const key = `${language}/${majors.join(',')}`;
     let found = translators.get(key);
     if (found === undefined) {
-      found = new Translator(catalogs.filter((c) => c.language === language && (major === null || c.major === major)));
+      found = new Translator(catalogs.filter((c) => c.language === language && majors.includes(c.major)));
       translators.set(key, found);
     }
     return found;
@@ -55,7 +65,7 @@ function perFile(catalogs: readonly Catalog[], detector: LogDetector): LanguageS
     detect: detector,
     translatorFor: (language, lines) => {
       const majors = [...new Set(catalogs.filter((c) => c.language === language).map((c) => c.major))];
-      return translator(language, likeliestMajor(majors.map((m) => ({ major: m, translator: translator(language, m) })), lines));
+      return translator(language, likeliestMajors(majors.map((m) => ({ major: m, translator: translator(language, [m]) })), lines));
     },
   };
 }
@@ -83,14 +93,15 @@ export function serverLanguage(lcMessages: string, major: number, localeDir: str
 }
 
 /**
- * The major whose catalog reads the most of `lines`; null (every major's messages tried together)
- * when several read as many. One major's catalog is the exact one: merged, a text two majors
- * translate alike but print differently in English (15's "misses" is 18's "reads") has two
- * readings, and is left unread.
+ * The major whose catalog reads the most of `lines`, or the majors that read as many (their
+ * messages then tried together; a major that reads fewer lines is not the log's). One major's
+ * catalog is the exact one: merged, a text two majors translate alike but print differently in
+ * English has two readings, and is left unread (unless the classifier reads both alike:
+ * MessageSpec.renames).
  */
-function likeliestMajor(candidates: ReadonlyArray<{ major: number; translator: Translator }>, lines: readonly string[]): number | null {
-  if (candidates.length === 1) return candidates[0]?.major ?? null;
-  let best: { major: number | null; read: number } = { major: null, read: -1 };
+function likeliestMajors(candidates: ReadonlyArray<{ major: number; translator: Translator }>, lines: readonly string[]): number[] {
+  if (candidates.length === 1) return candidates.map((c) => c.major);
+  let best: { majors: number[]; read: number } = { majors: [], read: -1 };
   for (const { major, translator } of candidates) {
     let read = 0;
     for (const line of lines) {
@@ -100,10 +111,10 @@ function likeliestMajor(candidates: ReadonlyArray<{ major: number; translator: T
         if (translator.translateMessage(trimmed) !== trimmed || translator.translateLine(trimmed, 'report') !== null) read++;
       }
     }
-    if (read > best.read) best = { major, read };
-    else if (read === best.read) best = { major: null, read };
+    if (read > best.read) best = { majors: [major], read };
+    else if (read === best.read) best.majors.push(major);
   }
-  return best.major;
+  return best.majors;
 }
 
 function noCatalog(what: string, why: string): string {

@@ -27,6 +27,12 @@ export interface MessageSpec {
    * argument), or with `list` the number of comma-separated items of argument `arg`.
    */
   count?: { arg: number; list?: boolean };
+  /**
+   * The msgid this one renamed in a later major, printing the same values that the classifier
+   * reads into the same fields. Translators often kept the old translation: a line two majors
+   * translate alike then reads as either English text, which is no ambiguity for the events.
+   */
+  renames?: string;
 }
 
 /** A line printed by several `_()` pieces in a row (e.g. `index scan needed: ` + the sentence). */
@@ -142,6 +148,7 @@ export const MESSAGES: readonly MessageSpec[] = [
 ];
 
 const RUSAGE = { 0: 'rusage' } as const;
+const BUFFER_MISSES = 'buffer usage: %lld hits, %lld misses, %lld dirtied\n';
 
 /** The header and every later line of autovacuum and autoanalyze reports (vacuumlazy.c, analyze.c). */
 export const REPORT_LINES: readonly LineSpec[] = [
@@ -180,9 +187,10 @@ export const REPORT_LINES: readonly LineSpec[] = [
   { id: 'delay time: %.3f ms\n' },
   { id: 'I/O timings: read: %.3f ms, write: %.3f ms\n' },
   { id: 'avg read rate: %.3f MB/s, avg write rate: %.3f MB/s\n' },
-  { id: 'buffer usage: %lld hits, %lld misses, %lld dirtied\n' },
-  { id: 'buffer usage: %lld hits, %lld reads, %lld dirtied\n' },
-  { id: 'buffer usage: %ld hits, %ld reads, %ld dirtied\n' },
+  { id: BUFFER_MISSES },
+  // usage-lines.ts reads "misses" and "reads" alike (buffer_reads).
+  { id: 'buffer usage: %lld hits, %lld reads, %lld dirtied\n', renames: BUFFER_MISSES },
+  { id: 'buffer usage: %ld hits, %ld reads, %ld dirtied\n', renames: BUFFER_MISSES },
   { id: 'WAL usage: %ld records, %ld full page images, %llu bytes\n' },
   { id: 'WAL usage: %lld records, %lld full page images, %llu bytes\n' },
   { id: 'WAL usage: %lld records, %lld full page images, %llu bytes, %lld buffers full\n' },

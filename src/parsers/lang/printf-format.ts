@@ -67,6 +67,23 @@ export function parseFormat(format: string): ParsedFormat {
   return { literals, directives };
 }
 
+/** Formats printed one after the other, their arguments numbered on. */
+export function joinFormats(formats: readonly ParsedFormat[]): ParsedFormat {
+  if (formats.length === 1) return formats[0] as ParsedFormat;
+  const literals: string[] = [''];
+  const directives: Directive[] = [];
+  let offset = 0;
+  for (const f of formats) {
+    literals[literals.length - 1] += f.literals[0] as string;
+    f.directives.forEach((d, i) => {
+      directives.push({ ...d, arg: d.arg + offset });
+      literals.push(f.literals[i + 1] as string);
+    });
+    offset += argCount(f);
+  }
+  return { literals, directives };
+}
+
 export function argCount(format: ParsedFormat): number {
   let count = 0;
   for (const d of format.directives) count = Math.max(count, d.arg + 1);

@@ -13,12 +13,12 @@
  * dropped argument) is not compiled, and is listed in `skipped`.
  */
 import type { LogEntry } from '../../domain/log-entry.js';
-import type { Catalog } from './catalog.js';
+import { describeCatalogs, type Catalog } from './catalog.js';
 import {
   CONTEXT_LINES, CURSOR_SUFFIX, DETAIL_LINES, FIELD_LABELS, MESSAGES, REPORT_LINES, SEVERITY_WORDS, SLOT_MESSAGES,
   type LineSpec, type MessageSpec, type Slot,
 } from './messages.js';
-import { argCount, conversionBetween, formatInteger, formatSource, parseFormat, type Directive, type ParsedFormat } from './printf-format.js';
+import { argCount, conversionBetween, formatInteger, formatSource, joinFormats, parseFormat, type Directive, type ParsedFormat } from './printf-format.js';
 
 type Role = 'message' | 'report' | 'detail' | 'context';
 
@@ -41,6 +41,10 @@ interface Matcher {
   english: EnglishForms;
   slots: Readonly<Record<number, Slot>>;
   msgid: string;
+  /** Matchers of one message, or of messages one renamed (MessageSpec.renames), share it. */
+  sameFields: string;
+  /** A form of a message a derived catalog left out (Catalog.guards): a line it reads is left unread. */
+  guard: boolean;
 }
 
 /** Candidates by the first character of their head; heads that are empty go to `any`. */
@@ -88,6 +92,8 @@ const EMPTY: Readonly<Record<number, Slot>> = Object.freeze({});
 export class Translator implements CompiledLanguage {
   readonly language: string;
   readonly majors: number[];
+  /** The catalogs read, for the operator: `the PostgreSQL 14 message catalog derived from 13 and 15`. */
+  readonly catalogs: string;
   readonly lineWords = new Map<string, string>();
   readonly severityWords = new Map<string, string>();
   readonly skipped: SkippedForm[] = [];
@@ -96,6 +102,8 @@ export class Translator implements CompiledLanguage {
   };
   private readonly slots = new Map<Slot, MatcherIndex>();
   private cursorSuffix: RegExp | null = null;
+  /** Set while a catalog's guards are compiled. */
+  private compilingGuards = false;
 
   /** Catalogs of one language (several majors may be merged: their messages are tried together). */
   /** The keys of lineWords, for the prefix regex. */
@@ -112,6 +120,7 @@ export class Translator implements CompiledLanguage {
     if (catalogs.some((c) => c.language !== first.language)) throw new Error(`Translator: catalogs of several languages (${catalogs.map((c) => c.language).join(', ')})`);
     this.language = first.language;
     this.majors = [...new Set(catalogs.map((c) => c.major))].sort((a, b) => a - b);
+    this.catalogs = describeCatalogs([...catalogs].sort((a, b) => a.major - b.major));
     for (const word of SEVERITY_WORDS) {
       this.severityWords.set(word, word);
       this.lineWords.set(`${word}:  `, word);
@@ -147,6 +156,7 @@ export class Translator implements CompiledLanguage {
     for (const spec of DETAIL_LINES) this.compile('detail', spec, lookup);
     for (const spec of CONTEXT_LINES) this.compile('context', spec, lookup);
     for (const line of REPORT_LINES) this.compileLine(line, lookup);
+    if (catalog.guards !== undefined) this.compileGuards(catalog.guards, lookup);
     for (const [slot, specs] of Object.entries(SLOT_MESSAGES) as [Slot, readonly MessageSpec[]][]) {
       let index = this.slots.get(slot);
       if (index === undefined) {
@@ -162,6 +172,31 @@ export class Translator implements CompiledLanguage {
         if (translated !== undefined) this.addForms(index, spec, [spec.id], translated);
       }
     }
+  }
+
+  /**
+   * The forms a derived catalog's neighbours print for the messages it left out: the middle major
+   * may print one of them, alike to a message kept (Italian 15 prints the aggressive and the
+   * anti-wraparound vacuum alike; 13 has no translation of the latter), so a line they read is
+   * ambiguous and left unread.
+   */
+  private compileGuards(guards: Record<string, string[]>, lookup: (id: string) => string[] | undefined): void {
+    this.compilingGuards = true;
+    const guard = (id: string): string[] | undefined => guards[id];
+    for (const spec of MESSAGES) this.compile('message', spec, guard);
+    for (const spec of DETAIL_LINES) this.compile('detail', spec, guard);
+    for (const spec of CONTEXT_LINES) this.compile('context', spec, guard);
+    for (const line of REPORT_LINES) {
+      if (!('pieces' in line)) this.compile('report', line, guard);
+      else if (line.pieces.some((piece) => guards[piece.id] !== undefined)) this.compileLine(line, (id) => guards[id] ?? lookup(id));
+    }
+    for (const [slot, specs] of Object.entries(SLOT_MESSAGES) as [Slot, readonly MessageSpec[]][]) {
+      for (const spec of specs) {
+        const forms = guards[spec.id];
+        if (forms !== undefined) this.addForms(this.slots.get(slot) as MatcherIndex, spec, [spec.id], forms);
+      }
+    }
+    this.compilingGuards = false;
   }
 
   private compile(role: Role, spec: MessageSpec, lookup: (id: string) => string[] | undefined): void {
@@ -225,6 +260,8 @@ export class Translator implements CompiledLanguage {
       english,
       slots: spec.slots ?? EMPTY,
       msgid: spec.id,
+      sameFields: spec.renames ?? spec.id,
+      guard: this.compilingGuards,
     });
     return null;
   }
@@ -283,6 +320,9 @@ export class Translator implements CompiledLanguage {
     const candidates = index.candidates(text);
     if (candidates === null) return null;
     let found: string | null = null;
+    let foundFields: string | null = null;
+    // A guard's reading only makes a line ambiguous; alone it is no reading.
+    let kept = false;
     for (let i = 0; i < candidates.length; i++) {
       const m = candidates[i] as Matcher;
       if (!text.startsWith(m.head)) continue;
@@ -294,10 +334,16 @@ export class Translator implements CompiledLanguage {
       const greedy = m.groupArgs.length === 0 ? english : this.render(m, m.greedy.exec(text) as RegExpExecArray);
       if (english !== greedy) return null;
       if (english === null) continue;
-      if (found !== null && found !== english) return null;
-      found = english;
+      if (found !== null && found !== english) {
+        // Another major's name for the same fields: the first reading stands.
+        if (foundFields !== m.sameFields) return null;
+      } else {
+        found = english;
+        foundFields = m.sameFields;
+      }
+      kept ||= !m.guard;
     }
-    return found;
+    return kept ? found : null;
   }
 
   private render(m: Matcher, groups: RegExpExecArray): string | null {
@@ -337,22 +383,6 @@ function parseLine(format: string): ParsedFormat {
   return parseFormat(format.endsWith('\n') ? format.slice(0, -1) : format);
 }
 
-/** Formats printed one after the other, their arguments numbered on. */
-function joinFormats(formats: readonly ParsedFormat[]): ParsedFormat {
-  if (formats.length === 1) return formats[0] as ParsedFormat;
-  const literals: string[] = [''];
-  const directives: Directive[] = [];
-  let offset = 0;
-  for (const f of formats) {
-    literals[literals.length - 1] += f.literals[0] as string;
-    f.directives.forEach((d, i) => {
-      directives.push({ ...d, arg: d.arg + offset });
-      literals.push(f.literals[i + 1] as string);
-    });
-    offset += argCount(f);
-  }
-  return { literals, directives };
-}
 
 function firstIntegerArg(format: ParsedFormat): number {
   const d = format.directives.find((x) => 'diu'.includes(x.conversion));
