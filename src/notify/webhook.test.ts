@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Alert } from '../domain/index.js';
-import { SIGNATURE_HEADER, WebhookNotifier } from './webhook.js';
+import { IDEMPOTENCY_HEADER, SIGNATURE_HEADER, WebhookNotifier } from './webhook.js';
 
 const T0 = Date.UTC(2026, 9, 14, 3, 0, 0);
 const alert: Alert = {
@@ -12,7 +12,7 @@ const alert: Alert = {
 };
 
 describe('WebhookNotifier', () => {
-  const received: Array<{ body: string; signature: string | undefined }> = [];
+  const received: Array<{ body: string; signature: string | undefined; idempotencyKey: string | undefined }> = [];
   let status = 204;
   let server: http.Server;
   let url = '';
@@ -22,7 +22,7 @@ describe('WebhookNotifier', () => {
       let body = '';
       req.on('data', (c: Buffer) => { body += c.toString(); });
       req.on('end', () => {
-        received.push({ body, signature: req.headers[SIGNATURE_HEADER] as string | undefined });
+        received.push({ body, signature: req.headers[SIGNATURE_HEADER] as string | undefined, idempotencyKey: req.headers[IDEMPOTENCY_HEADER] as string | undefined });
         res.writeHead(status).end();
       });
     });
@@ -40,6 +40,22 @@ describe('WebhookNotifier', () => {
     expect(JSON.parse(last.body)).toMatchObject({ kind: 'alert', status: 'firing', rule_id: 'deadlocks', evidence: { event_ids: [1, 2], facts: { deadlocks: 2 } }, at: '2026-10-14T03:00:01.000Z' });
     expect(last.signature).toBe(`sha256=${createHmac('sha256', 's3cret').update(last.body).digest('hex')}`);
     expect(JSON.stringify(out.payload)).not.toContain('s3cret');
+  });
+
+  it('gives each transition and change a delivery id of its own, the same however often it is formatted, sent as Idempotency-Key', async () => {
+    const notifier = new WebhookNotifier({ url });
+    const idOf = (n: Parameters<WebhookNotifier['format']>[0]) => (notifier.format(n)!.payload as { delivery_id: string }).delivery_id;
+    const firing = { kind: 'alert' as const, alert, transition: { ...alert, alertId: 3, to: 'firing' as const, tsMs: T0 } };
+    const resolved = { ...firing, transition: { ...firing.transition, to: 'resolved' as const, tsMs: T0 + 60_000 } };
+    const later = { ...firing, alert: { ...alert, id: 9, startedMs: T0 + 120_000 }, transition: { ...firing.transition, alertId: 9, tsMs: T0 + 120_000 } };
+    const change = { kind: 'change' as const, change: { target: 'db1', summary: 'REPACK started', tsMs: T0, details: {} } };
+    expect(idOf(firing)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(idOf(firing)).toBe(idOf({ ...firing, alert: { ...alert, summary: 'updated while waiting' } }));
+    expect(new Set([idOf(firing), idOf(resolved), idOf(later), idOf(change)]).size).toBe(4);
+    const out = notifier.format(firing)!;
+    expect(await notifier.send(out.payload, T0)).toMatchObject({ outcome: 'accepted' });
+    expect(received.at(-1)!.idempotencyKey).toBe(`"${idOf(firing)}"`);
+    expect(JSON.parse(received.at(-1)!.body)).toMatchObject({ delivery_id: idOf(firing) });
   });
 
   it('sends no signature without a secret, and classifies refusals', async () => {

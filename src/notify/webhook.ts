@@ -2,8 +2,13 @@
  * Generic webhook: a JSON POST per alert transition and per change event, any 2xx accepted.
  * With a secret, the header `X-Pgvigil-Signature: sha256=<hex>` carries HMAC-SHA256 of the exact
  * body bytes, so a receiver can check the sender. The secret is never stored in the outbox.
+ *
+ * Every body carries `delivery_id`, the same for every attempt at one notification (see
+ * delivery-id.ts), also sent as the `Idempotency-Key` header (draft-ietf-httpapi-idempotency-key-
+ * header: a structured-field string, so quoted), so a receiver drops a repeat without reading the body.
  */
 import { createHmac } from 'node:crypto';
+import { changeDeliveryId, transitionDeliveryId } from './delivery-id.js';
 import { postJson } from './http-post.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
 
@@ -17,6 +22,7 @@ export interface WebhookOptions {
 }
 
 export const SIGNATURE_HEADER = 'x-pgvigil-signature';
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
 const ACCEPTED = Array.from({ length: 100 }, (_, i) => 200 + i);
 
 export class WebhookNotifier implements Notifier {
@@ -36,6 +42,7 @@ export class WebhookNotifier implements Notifier {
       const { change } = notification;
       const payload = {
         kind: 'change',
+        delivery_id: changeDeliveryId(change),
         target: change.target,
         summary: change.summary,
         at: new Date(change.tsMs).toISOString(),
@@ -47,6 +54,7 @@ export class WebhookNotifier implements Notifier {
     const { alert, transition } = notification;
     const payload = {
       kind: 'alert',
+      delivery_id: transitionDeliveryId(alert, transition),
       status: transition.to,
       alert_id: alert.id,
       dedup_key: alert.dedupKey,
@@ -66,6 +74,9 @@ export class WebhookNotifier implements Notifier {
     const body = JSON.stringify(payload);
     const headers: Record<string, string> = {};
     if (this.options.hmacSecret) headers[SIGNATURE_HEADER] = signature(this.options.hmacSecret, body);
+    // Rows stored before delivery ids existed have none: they go out without the header.
+    const id = (payload as { delivery_id?: unknown }).delivery_id;
+    if (typeof id === 'string') headers[IDEMPOTENCY_HEADER] = `"${id}"`;
     return postJson({ url: this.options.url, body, headers, timeoutMs: this.options.requestTimeoutMs ?? 10_000, accepted: ACCEPTED, nowMs });
   }
 }

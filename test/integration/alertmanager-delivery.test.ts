@@ -70,4 +70,24 @@ describeWithTool('alertmanager', 'Alertmanager delivery', () => {
     expect(am.notifications.find((n) => n.status === 'resolved')!.alerts[0]).toMatchObject({ status: 'resolved', labels: { alertname: 'replay-stalled', target: 'standby1' } });
     expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
   });
+
+  it('takes a transition sent twice (a resend after pgvigil was killed past the 2xx) as one alert, notified once', async () => {
+    const notifier = new AlertmanagerNotifier({ url: am.url, refreshIntervalMs: 1_000 });
+    const alert = {
+      id: 41, ruleId: 'error-storm', dedupKey: 'error-storm/primary', severity: 'warning' as const, state: 'firing' as const, target: 'primary', labels: {},
+      summary: '25 statements cancelled on primary', evidence: { eventIds: [], series: [], facts: {} }, startedMs: Date.now(), updatedMs: Date.now(), resolvedMs: null,
+    };
+    const notificationsOf = (status: string) => am.notifications.filter((n) => n.status === status && n.alerts.some((a) => a.labels.alertname === 'error-storm')).length;
+    const trigger = notifier.format({ kind: 'alert', alert, transition: { ...alert, alertId: 41, to: 'firing', tsMs: alert.startedMs } })!;
+    for (let i = 0; i < 2; i++) expect(await notifier.send(trigger.payload, Date.now())).toMatchObject({ outcome: 'accepted' });
+    await waitUntil(() => notificationsOf('firing') > 0, 20_000, 'Alertmanager notifying the firing alert');
+    expect((await listed()).filter((a) => a.labels.alertname === 'error-storm')).toHaveLength(1);
+
+    const resolve = notifier.format({ kind: 'alert', alert, transition: { ...alert, alertId: 41, to: 'resolved', tsMs: Date.now() } })!;
+    for (let i = 0; i < 2; i++) expect(await notifier.send(resolve.payload, Date.now())).toMatchObject({ outcome: 'accepted' });
+    await waitUntil(() => notificationsOf('resolved') > 0, 20_000, 'Alertmanager notifying the resolution');
+    // Several group intervals (1 s) later, still one notification of each.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    expect([notificationsOf('firing'), notificationsOf('resolved')]).toEqual([1, 1]);
+  });
 });

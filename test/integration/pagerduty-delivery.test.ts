@@ -4,7 +4,6 @@
  * an alert storm paged once, change events, and a resolve that survives a crash of pgvigil while
  * the receiver is down.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { Outbox } from '../../src/notify/outbox.js';
 import { PagerDutyNotifier } from '../../src/notify/pagerduty.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreQueries } from '../../src/store/queries.js';
+import { killChild, startOutboxChild } from '../helpers/outbox-child.js';
 import { PagerDutyReceiver } from '../helpers/pagerduty-receiver.js';
 import { waitUntil } from '../helpers/pg-processes.js';
 
@@ -149,42 +149,8 @@ describe('PagerDuty delivery', () => {
 });
 
 describe('PagerDuty delivery across a pgvigil crash', () => {
-  const child = path.join(import.meta.dirname, 'pagerduty-restart-child.ts');
   const store = path.join(dir, 'restart.db');
-
-  function startPgvigil(): Promise<{ proc: ChildProcess; send(command: string): Promise<void> }> {
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, store, receiver.eventsUrl, ROUTING_KEY], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    proc.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-    const lines: string[] = [];
-    const waiters: Array<() => void> = [];
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      lines.push(...chunk.toString().split('\n').filter(Boolean));
-      for (const wake of waiters.splice(0)) wake();
-    });
-    const nextLine = (expected: string) => new Promise<void>((resolve, reject) => {
-      const check = () => {
-        const i = lines.indexOf(expected);
-        if (i >= 0) return void (lines.splice(i, 1), resolve());
-        if (proc.exitCode !== null) return reject(new Error(`child exited ${proc.exitCode}: ${stderr}`));
-        waiters.push(check);
-      };
-      check();
-    });
-    return nextLine('started').then(() => ({
-      proc,
-      send: async (command: string) => {
-        proc.stdin!.write(`${command}\n`);
-        await nextLine('ok');
-      },
-    }));
-  }
-
-  async function kill(proc: ChildProcess): Promise<void> {
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGKILL');
-    await exited;
-  }
+  const startPgvigil = () => startOutboxChild(store, 'pagerduty', receiver.eventsUrl, ROUTING_KEY);
 
   it('delivers a resolve queued while PagerDuty was down, after pgvigil was killed and restarted', async () => {
     const first = await startPgvigil();
@@ -198,7 +164,7 @@ describe('PagerDuty delivery across a pgvigil crash', () => {
     const db = openStore(store, { readonly: true });
     const attempts = () => (db.prepare(`SELECT max(attempts) FROM outbox WHERE action = 'resolve'`).pluck().get() as number | null) ?? 0;
     await waitUntil(() => attempts() >= 2, 15_000, 'two failed attempts of the resolve while PagerDuty is down');
-    await kill(first.proc);
+    await killChild(first.proc);
 
     await receiver.start();
     const second = await startPgvigil();
@@ -207,6 +173,6 @@ describe('PagerDuty delivery across a pgvigil crash', () => {
     expect(receiver.incidents.at(-1)!.dedupKey).toBe(key);
     expect(receiver.pages).toBe(pagesBefore + 1);
     db.close();
-    await kill(second.proc);
+    await killChild(second.proc);
   });
 });
