@@ -177,6 +177,16 @@ describe('pgvigil serve over the central store of two targets', () => {
     expect((await get(euOnly, `/api/report?${range('west')}&target=west`)).alerts).toEqual([]);
   });
 
+  it('refuses to start on a database without the pgvigil schema, and a file store with central filters', async () => {
+    await central.query('CREATE DATABASE not_central');
+    const missing = spawnSync(process.execPath, [PGVIGIL, 'serve', '--store', central.dsn('not_central'), '--listen', `127.0.0.1:${await freePort()}`], { encoding: 'utf8', timeout: 30_000 });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('run `pgvigil central migrate --dsn ...` as its owner first');
+    const filtered = spawnSync(process.execPath, [PGVIGIL, 'serve', '--store', storeFile('east'), '--target', 'east'], { encoding: 'utf8', timeout: 30_000 });
+    expect(filtered.status).toBe(2);
+    expect(filtered.stderr).toContain('--cluster and --target narrow the central store');
+  });
+
   it('keeps the daemon\'s auth rules: no open API on a network address, the token guards it', async () => {
     const port = await freePort();
     const open = spawnSync(process.execPath, [PGVIGIL, 'serve', '--store', as('pgvigil_reader'), '--listen', `0.0.0.0:${port}`], { encoding: 'utf8', timeout: 30_000 });
@@ -219,7 +229,7 @@ describe('pgvigil serve over the central store of two targets', () => {
     } finally {
       await browser.close();
     }
-  }, 90_000);
+  }, 180_000);
 });
 
 /** Ten minutes of one table's dead tuples (one NULL), a sample at each step's start: what forwarding keeps of them is all of them. */
