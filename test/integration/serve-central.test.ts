@@ -175,7 +175,7 @@ describe('pgvigil serve over the central store of two targets', () => {
     const both = `from=${Math.min(windows.east.fromMs, windows.west.fromMs)}&to=${Math.max(windows.east.toMs, windows.west.toMs)}`;
     expect(((await get(westOnly, `/api/series?name=${SERIES}&${both}`)).series as Json[]).map((s) => s.target)).toEqual(['west']);
     expect((await get(euOnly, `/api/report?${range('west')}&target=west`)).alerts).toEqual([]);
-  });
+  }, 120_000);
 
   it('refuses to start on a database without the pgvigil schema, and a file store with central filters', async () => {
     await central.query('CREATE DATABASE not_central');
@@ -185,7 +185,7 @@ describe('pgvigil serve over the central store of two targets', () => {
     const filtered = spawnSync(process.execPath, [PGVIGIL, 'serve', '--store', storeFile('east'), '--target', 'east'], { encoding: 'utf8', timeout: 30_000 });
     expect(filtered.status).toBe(2);
     expect(filtered.stderr).toContain('--cluster and --target narrow the central store');
-  });
+  }, 120_000);
 
   it('keeps the daemon\'s auth rules: no open API on a network address, the token guards it', async () => {
     const port = await freePort();
@@ -201,7 +201,7 @@ describe('pgvigil serve over the central store of two targets', () => {
     expect(alerts(await get(guarded, '/api/alerts', { authorization: `Bearer ${TOKEN}` }))).toHaveLength(3);
     // Read-only: nothing to scrape, nothing to report readiness of.
     expect((await fetch(`${guarded.url}/metrics`)).status).toBe(404);
-  });
+  }, 120_000);
 
   itWithTool('chromium', 'opens the timeline page over both targets, with both targets\' alerts and no console error', async () => {
     const fromMs = Math.min(...TARGETS.map((t) => windows[t].fromMs));
