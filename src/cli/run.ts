@@ -1,7 +1,7 @@
 /**
- * `pgvigil run` (and `pgvigil serve`): builds the app, starts it, and on SIGTERM/SIGINT stops it (flushing in-flight
- * batches) and exits 0. A second signal, or a stop that takes longer than STOP_DEADLINE_MS,
- * exits 1 at once: an operator asking twice means it.
+ * `pgvigil run` (and `pgvigil serve`): builds the app, starts it, and on SIGTERM/SIGINT stops it
+ * (flushing in-flight batches) and exits 0. A second signal, or a stop that takes longer than
+ * STOP_DEADLINE_MS, exits 1 at once: an operator asking twice means it.
  */
 import type { Config } from '../config/load-config.js';
 import { systemClock } from '../domain/clock.js';
