@@ -37,10 +37,12 @@ export async function selectTargets(client: Queryable, window: Pick<CentralWindo
   return rows.map((r) => r.target);
 }
 
-const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
+/** A timestamptz column as epoch milliseconds (float8, exact for milliseconds). */
+export const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
-export async function centralIncidentReport(client: Queryable, window: CentralWindow): Promise<{ report: IncidentReport; eventsLeftOut: number }> {
-  const targets = await selectTargets(client, window);
+/** Over the targets the window's filters select, or over `targets` when given (`pgvigil serve` narrows them itself). */
+export async function centralIncidentReport(client: Queryable, window: CentralWindow, selected?: readonly string[]): Promise<{ report: IncidentReport; eventsLeftOut: number }> {
+  const targets = selected ?? await selectTargets(client, window);
   const range = [targets, new Date(window.fromMs), new Date(window.toMs)];
   const alertRows = (await client.query<AlertRow & { store_id: string }>(`
     SELECT store_id, local_id AS id, rule_id, dedup_key, severity, state, target, labels::text AS labels, summary, evidence::text AS evidence,
@@ -87,7 +89,7 @@ export async function centralIncidentReport(client: Queryable, window: CentralWi
 }
 
 /** The chart metrics' downsampled series in the window, thinned to POINTS_PER_LINE per line. */
-async function centralSeries(client: Queryable, targets: string[], window: CentralWindow): Promise<Map<string, SampledMetric>> {
+async function centralSeries(client: Queryable, targets: readonly string[], window: CentralWindow): Promise<Map<string, SampledMetric>> {
   const stepMs = Math.max(60_000, Math.ceil((window.toMs - window.fromMs) / POINTS_PER_LINE));
   const { rows } = await client.query<{ name: string; target: string; labels: Record<string, string>; ts_ms: number; value: number | null }>(`
     SELECT s.name, s.target, s.labels, ${epochMs('p.ts')} AS ts_ms, p.value

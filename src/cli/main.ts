@@ -14,6 +14,7 @@ import { centralCommand } from './central.js';
 import { demoCommand } from './demo.js';
 import { reportCommand } from './report.js';
 import { rulesCommand } from './rules.js';
+import { serveCommand } from './serve.js';
 import { EXIT } from './exit-codes.js';
 
 interface ConfigFlags {
@@ -70,6 +71,7 @@ export function buildCli(setExitCode: (code: number) => void): Command {
   program.addCommand(analyzeCommand(setExitCode));
   program.addCommand(reportCommand(setExitCode));
   program.addCommand(centralCommand(setExitCode));
+  program.addCommand(serveCommand(setExitCode));
   program.addCommand(rulesCommand(setExitCode));
   program.addCommand(demoCommand(setExitCode));
 

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DateTime } from 'luxon';
+import { isPostgresUrl } from '../lib/conninfo.js';
 import { EXIT } from './exit-codes.js';
 
 interface ReportFlags {
@@ -23,8 +24,6 @@ interface ReportFlags {
 
 export const REPORT_FORMATS = ['text', 'json', 'md', 'html'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
-
-const CENTRAL_URL = /^postgres(?:ql)?:\/\//i;
 
 const RELATIVE = /^-?(\d+(?:\.\d+)?)(s|m|h|d)$/;
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -62,7 +61,7 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     process.stderr.write(`pgvigil report: --from ${JSON.stringify(flags.from)} / --to ${JSON.stringify(flags.to)}: give ISO 8601 times or durations ago (6h, 30m, 2d), from before to\n`);
     return EXIT.USAGE;
   }
-  if (flags.store !== undefined && CENTRAL_URL.test(flags.store)) {
+  if (flags.store !== undefined && isPostgresUrl(flags.store)) {
     const { runCentralReport } = await import('./central-report.js');
     return runCentralReport(flags.store, { fromMs, toMs, target: flags.target ?? null, cluster: flags.cluster ?? null }, flags.format ?? (flags.json ? 'json' : 'text'), flags.output);
   }

@@ -1,10 +1,11 @@
 /**
- * `pgvigil run`: builds the app, starts it, and on SIGTERM/SIGINT stops it (flushing in-flight
- * batches) and exits 0. A second signal, or a stop that takes longer than STOP_DEADLINE_MS,
- * exits 1 at once: an operator asking twice means it.
+ * `pgvigil run` (and `pgvigil serve`): builds the app, starts it, and on SIGTERM/SIGINT stops it
+ * (flushing in-flight batches) and exits 0. A second signal, or a stop that takes longer than
+ * STOP_DEADLINE_MS, exits 1 at once: an operator asking twice means it.
  */
 import type { Config } from '../config/load-config.js';
 import { systemClock } from '../domain/clock.js';
+import type { Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import { buildApp } from '../app.js';
 import { EXIT } from './exit-codes.js';
@@ -16,10 +17,15 @@ export interface RunOptions {
   terminal: boolean;
 }
 
-export async function runDaemon(config: Config, log: Logger, { terminal }: RunOptions): Promise<number> {
+export async function runDaemon(config: Config, log: Logger, options: RunOptions): Promise<number> {
+  return runUntilSignalled(() => buildApp(config, { clock: systemClock, log }), log, options);
+}
+
+/** Builds and starts an app (the daemon, or `pgvigil serve`), and stops it on SIGTERM/SIGINT. */
+export async function runUntilSignalled(build: () => Pick<Component, 'start' | 'stop'>, log: Logger, { terminal }: RunOptions): Promise<number> {
   let app;
   try {
-    app = buildApp(config, { clock: systemClock, log });
+    app = build();
     await app.start();
   } catch (err) {
     const message = `pgvigil could not start: ${(err as Error).message}`;

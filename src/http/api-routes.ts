@@ -2,13 +2,13 @@
  * The JSON API: /api/events, /api/series, /api/alerts, /api/alerts/:id, /api/report (also as
  * text, Markdown or HTML). Query strings are checked
  * by JSON schema (unknown parameters included) and by api-params.ts; bad input is a 400 with a
- * message, never a 500. Reads only the local store.
+ * message, never a 500. Reads only through StoreReads: the local store (`pgvigil run`, `pgvigil
+ * serve --store file.db`) or the central one (`pgvigil serve --store postgres://...`).
  */
 import type { FastifyInstance } from 'fastify';
 import { EVENT_KINDS, type Clock, type EventKind } from '../domain/index.js';
-import { TooManySeriesError, type StoreQueries } from '../store/queries.js';
+import { TooManySeriesError, type StoreReads } from '../store/store-reads.js';
 import { renderIncidentReport } from '../report/render-incident-report.js';
-import { storedIncidentReport } from '../report/stored-incident-report.js';
 import { alertDetailJson, alertJson, eventJson } from './api-json.js';
 import { BadRequest, checkRange, parseDuration, parseLabels, parseTime } from './api-params.js';
 
@@ -32,7 +32,7 @@ interface SeriesQuery { name: string; labels?: string; target?: string; from?: s
 interface AlertsQuery { state?: 'firing' | 'resolved'; from?: string; to?: string; limit: number }
 interface ReportQuery { from?: string; to?: string; target?: string; format: 'json' | 'text' | 'md' | 'html' }
 
-export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, clock: Clock): void {
+export function registerApiRoutes(app: FastifyInstance, reads: StoreReads, clock: Clock): void {
   app.get<{ Querystring: EventsQuery }>('/api/events', {
     schema: {
       querystring: {
@@ -44,7 +44,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
   }, async (request) => {
     const q = request.query;
     const { fromMs, toMs } = timeRange(q, clock.nowMs());
-    const events = queries.events({ fromMs, toMs, kind: q.kind, database: q.database, target: q.target, limit: q.limit });
+    const events = await reads.events({ fromMs, toMs, kind: q.kind, database: q.database, target: q.target, limit: q.limit });
     return { from_ms: fromMs, to_ms: toMs, truncated: events.length === q.limit, events: events.map(eventJson) };
   });
 
@@ -66,7 +66,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
       throw new BadRequest(`from..to / step gives more than ${MAX_POINTS_PER_SERIES} points per series: use a larger step or a shorter range`);
     }
     try {
-      const series = queries.series({ name: q.name, labels: parseLabels(q.labels), target: q.target, fromMs, toMs, stepMs });
+      const series = await reads.series({ name: q.name, labels: parseLabels(q.labels), target: q.target, fromMs, toMs, stepMs });
       return { name: q.name, from_ms: fromMs, to_ms: toMs, step_ms: stepMs, series };
     } catch (err) {
       if (err instanceof TooManySeriesError) throw new BadRequest(err.message);
@@ -88,7 +88,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
     const toMs = q.to === undefined ? undefined : parseTime('to', q.to, nowMs, nowMs);
     const fromMs = q.from === undefined ? undefined : parseTime('from', q.from, nowMs, nowMs);
     if (fromMs !== undefined && toMs !== undefined) checkRange(fromMs, toMs);
-    return { alerts: queries.alerts({ state: q.state, fromMs, toMs, limit: q.limit }).map(alertJson) };
+    return { alerts: (await reads.alerts({ state: q.state, fromMs, toMs, limit: q.limit })).map(alertJson) };
   });
 
   app.get<{ Querystring: ReportQuery }>('/api/report', {
@@ -104,7 +104,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
     // As `pgvigil report`: the last 24 hours unless told otherwise.
     const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS);
     if (toMs - fromMs > MAX_REPORT_WINDOW_MS) throw new BadRequest('from..to is longer than 7 days: use a shorter window, or `pgvigil report` on the store file');
-    const report = storedIncidentReport(queries, { fromMs, toMs, target: q.target ?? null });
+    const report = await reads.incidentReport({ fromMs, toMs, target: q.target ?? null });
     if (q.format === 'json') return report;
     return reply.type(`${REPORT_TYPES[q.format]}; charset=utf-8`).send(renderIncidentReport(report, q.format));
   });
@@ -112,7 +112,7 @@ export function registerApiRoutes(app: FastifyInstance, queries: StoreQueries, c
   app.get<{ Params: { id: number } }>('/api/alerts/:id', {
     schema: { params: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] } },
   }, async (request, reply) => {
-    const detail = queries.alert(request.params.id);
+    const detail = await reads.alert(request.params.id);
     if (!detail) return reply.code(404).send({ error: 'not_found', message: `no alert with id ${request.params.id}` });
     return alertDetailJson(detail);
   });

@@ -1,14 +1,15 @@
 /**
  * HTTP: builds pgvigil's fastify app (/metrics, /healthz, /readyz, /api/*, the timeline page at /) WITHOUT listening, so
  * tests drive it with inject() and app.ts decides where it listens (http-server.ts).
- * Owns routing, auth and error shapes. Never queries PostgreSQL: everything served comes from
- * memory (metrics) or the local store (API).
+ * Owns routing, auth and error shapes. Everything served comes from memory (metrics) or a
+ * store through StoreReads (API): the local one, or the central one for `pgvigil serve`, which
+ * has no metrics or readiness of its own to serve.
  */
 import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
-import type { StoreQueries } from '../store/queries.js';
+import type { StoreReads } from '../store/store-reads.js';
 import { registerApiRoutes } from './api-routes.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
@@ -16,9 +17,11 @@ import { readiness, type ReadinessSources } from './readiness.js';
 import { registerTimelinePage } from './timeline-page.js';
 
 export interface HttpAppOptions {
-  metrics: { readonly contentType: string; renderChunks(): Promise<Buffer[]> };
-  queries: StoreQueries;
-  readiness: ReadinessSources;
+  /** /metrics; none: no route (a read-only `pgvigil serve` collects nothing). */
+  metrics?: { readonly contentType: string; renderChunks(): Promise<Buffer[]> };
+  queries: StoreReads;
+  /** /readyz; none: no route (`pgvigil serve` has no writer, poller or tailer to report on). */
+  readiness?: ReadinessSources;
   clock: Clock;
   /** Where the app will listen; a non-loopback host requires a token. */
   listenHost: string;
@@ -47,16 +50,22 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   if (options.token !== null) requireBearer(app, options.token);
 
   app.get('/healthz', async () => ({ status: 'alive' }));
-  app.get('/readyz', async (_request, reply) => {
-    const state = readiness(options.readiness);
-    return reply.code(state.ready ? 200 : 503).send(state);
-  });
+  const sources = options.readiness;
+  if (sources) {
+    app.get('/readyz', async (_request, reply) => {
+      const state = readiness(sources);
+      return reply.code(state.ready ? 200 : 503).send(state);
+    });
+  }
+  const metrics = options.metrics;
   // The cached chunks as they are (Metrics renders once per change, not per scrape), no copy.
-  app.get('/metrics', async (_request, reply) => {
-    const chunks = await options.metrics.renderChunks();
-    const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-    return reply.type(options.metrics.contentType).header('content-length', bytes).send(Readable.from(chunks));
-  });
+  if (metrics) {
+    app.get('/metrics', async (_request, reply) => {
+      const chunks = await metrics.renderChunks();
+      const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      return reply.type(metrics.contentType).header('content-length', bytes).send(Readable.from(chunks));
+    });
+  }
   registerApiRoutes(app, options.queries, options.clock);
   registerTimelinePage(app);
   await app.ready();

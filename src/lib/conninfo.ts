@@ -52,6 +52,11 @@ const LIBPQ_ONLY_KEYWORDS: Record<string, string> = {
   oauth_scope: 'not supported by node-postgres',
 };
 
+/** A postgres:// or postgresql:// URL (where a store may also be a file: `--store` of report and serve). */
+export function isPostgresUrl(text: string): boolean {
+  return URL_FORM.test(text.trim());
+}
+
 /** A dsn as node-postgres reads it: URLs pass through, keyword/value pairs become the same URL. */
 export function conninfoToUrl(text: string): ConninfoResult {
   const trimmed = text.trim();

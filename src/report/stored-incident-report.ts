@@ -3,7 +3,8 @@
  * it, their transitions, the window's events and the charted series, handed to buildIncidentReport. Shared by
  * `pgvigil report` and GET /api/report so both say the same.
  */
-import { TooManySeriesError, type StoreQueries } from '../store/queries.js';
+import type { StoreQueries } from '../store/queries.js';
+import { TooManySeriesError } from '../store/store-reads.js';
 import { buildIncidentReport, type IncidentReport } from './incident-report.js';
 
 /** Alerts read for one report: far more than one window's incidents. */

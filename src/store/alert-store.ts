@@ -185,9 +185,7 @@ export class AlertStore {
     const open = this.sql.openIncident.get(ruleId, target) as IncidentRow | undefined;
     if (open) return { row: open, created: false };
     const id = this.sql.nextIncidentId.get() as number;
-    // The start time keeps keys unique beyond this store: a new store file must not reuse the key
-    // of an incident PagerDuty still has open from an old one.
-    this.sql.insertIncident.run(id, ruleId, target, `pgvigil/${target}/${ruleId}/${nowMs}-${id}`, nowMs, nowMs);
+    this.sql.insertIncident.run(id, ruleId, target, incidentDedupKey(target, ruleId, nowMs, id), nowMs, nowMs);
     return { row: this.sql.incidentById.get(id) as IncidentRow, created: true };
   }
 
@@ -244,6 +242,16 @@ export class AlertStore {
   private emit(result: TransitionResult): void {
     for (const listener of this.listeners) listener(result);
   }
+}
+
+/**
+ * An incident's key: it opens with its first alert, so its start is that alert's. The start
+ * keeps keys unique beyond this store: a new store file must not reuse the key of an incident
+ * PagerDuty still has open from an old one. The central store, which holds no incidents, derives
+ * them from their members with it.
+ */
+export function incidentDedupKey(target: string, ruleId: string, startedMs: number, incidentId: number): string {
+  return `pgvigil/${target}/${ruleId}/${startedMs}-${incidentId}`;
 }
 
 export function alertFromRow(row: AlertRow): Alert {

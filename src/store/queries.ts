@@ -4,9 +4,12 @@
  */
 import type { Alert, AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
 import { OutboxTable, type OutboxRow } from '../notify/outbox-table.js';
+import type { IncidentReport } from '../report/incident-report.js';
+import { storedIncidentReport, type ReportWindow } from '../report/stored-incident-report.js';
 import { alertFromRow, type AlertRow } from './alert-store.js';
 import type { Db } from './open-store.js';
 import { SEEN_STEP_MS } from './series-identity.js';
+import { TooManySeriesError, type StoreReads } from './store-reads.js';
 
 export interface EventQuery {
   fromMs: number;
@@ -70,10 +73,6 @@ export interface AlertDetail {
   notifications: OutboxRow[];
 }
 
-export class TooManySeriesError extends Error {
-  readonly code = 'too_many_series';
-}
-
 /** A row of the events table as SQLite returns it. */
 export interface EventRow {
   id: number;
@@ -92,9 +91,11 @@ export interface EventRow {
   language: string | null;
 }
 
-const MAX_EVIDENCE_EVENTS = 200;
+/** Evidence events an alert's detail lists. */
+export const MAX_EVIDENCE_EVENTS = 200;
 
-export class StoreQueries {
+/** The reads of a sidecar's SQLite store; the API's StoreReads and what `pgvigil report` needs. */
+export class StoreQueries implements StoreReads {
   private readonly outbox: OutboxTable;
   private readonly sql;
 
@@ -201,6 +202,10 @@ export class StoreQueries {
       events: this.eventsById(alert.evidence.eventIds.slice(0, MAX_EVIDENCE_EVENTS)),
       notifications: this.outbox.forAlert(id),
     };
+  }
+
+  incidentReport(window: ReportWindow): IncidentReport {
+    return storedIncidentReport(this, window);
   }
 
   private eventsById(ids: number[]): StoredEventView[] {

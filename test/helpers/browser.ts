@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { toolPath } from './tools.js';
 
 /** Screenshots land here (gitignored) for a person to look at. */
@@ -41,4 +42,15 @@ export async function screenshot(page: Page, name: string, { fullPage = true } =
   const file = path.join(TEST_OUTPUT_DIR, `${name}.png`);
   await page.screenshot({ path: file, fullPage });
   return file;
+}
+
+/** From the open alert's first evidence link to its event on the timeline: the row, once highlighted. */
+export async function followFirstEvidence(page: Page): Promise<Locator> {
+  const evidence = page.locator('#evidence a[data-event-id]');
+  await expect.poll(() => evidence.count()).toBeGreaterThan(0);
+  const eventId = await evidence.first().getAttribute('data-event-id');
+  await evidence.first().click();
+  const row = page.locator(`#ev-${eventId}`);
+  await expect.poll(() => row.getAttribute('class')).toContain('highlight');
+  return row;
 }

@@ -31,12 +31,14 @@ export interface DaemonProcess {
 export interface SpawnOptions {
   /** Run as this user (the test runs as root). */
   user?: { uid: number; gid: number };
+  /** `serve` for the read-only API over a store; default `run`. */
+  command?: 'run' | 'serve';
 }
 
-/** `pgvigil run ARGS --listen 127.0.0.1:<free port>`. */
+/** `pgvigil run ARGS --listen 127.0.0.1:<free port>` (or `pgvigil serve ...`). */
 export async function spawnDaemon(args: string[], options: SpawnOptions = {}): Promise<DaemonProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [PGVIGIL, 'run', ...args, '--listen', `127.0.0.1:${port}`], {
+  const child = spawn(process.execPath, [PGVIGIL, options.command ?? 'run', ...args, '--listen', `127.0.0.1:${port}`], {
     env: { PATH: process.env.PATH },
     ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });

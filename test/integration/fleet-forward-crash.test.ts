@@ -9,7 +9,7 @@
  * creates, with exactly its GRANTs: the reader cannot write.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -18,6 +18,7 @@ import type { FleetTargetSummary } from '../../src/central/central-report.js';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import { openStore } from '../../src/store/open-store.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { documentedGrants } from '../helpers/fleet-grants.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-processes.js';
 
@@ -194,14 +195,6 @@ function storeId(file: string): string {
   } finally {
     db.close();
   }
-}
-
-/** The GRANT block of docs/fleet.md, as an operator would paste it. */
-function documentedGrants(): string {
-  const doc = readFileSync(path.join(ROOT, 'docs/fleet.md'), 'utf8');
-  const block = /<!-- fleet-grants -->\n```sql\n([\s\S]*?)```\n<!-- \/fleet-grants -->/.exec(doc);
-  if (!block) throw new Error('docs/fleet.md has no fleet-grants block');
-  return block[1]!;
 }
 
 function maxCutoffAge(file: string): number {

@@ -10,7 +10,7 @@ import { buildHttpApp } from '../../src/http/build-http-app.js';
 import { Metrics } from '../../src/http/metrics.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreQueries } from '../../src/store/queries.js';
-import { launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
+import { followFirstEvidence, launchChromium, screenshot, watchedPage } from '../helpers/browser.js';
 import { ManualClock } from '../helpers/manual-clock.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 import { storeFromRecordedLog } from '../helpers/review-store.js';
@@ -73,12 +73,7 @@ describeWithTool('chromium', 'timeline page', () => {
       await expect.poll(() => rows.count()).toBe(all);
 
       await alert.click();
-      const evidence = page.locator('#evidence a[data-event-id]');
-      await expect.poll(() => evidence.count()).toBeGreaterThan(0);
-      const eventId = await evidence.first().getAttribute('data-event-id');
-      await evidence.first().click();
-      const row = page.locator(`#ev-${eventId}`);
-      await expect.poll(() => row.getAttribute('class')).toContain('highlight');
+      const row = await followFirstEvidence(page);
       expect(await row.locator('td.kind').textContent()).toBe('server_crash');
       await screenshot(page, 'timeline-page-crash-evidence', { fullPage: false });
 

@@ -1,0 +1,48 @@
+/**
+ * `pgvigil serve --store <file.db | postgres://...>`: the HTTP API and the timeline page over a
+ * store, read-only, with no collectors: a copied sidecar store, or the whole fleet from the
+ * central PostgreSQL store (narrowed by --cluster and --target). Listening and the token come
+ * from the same config, environment and checks as `pgvigil run`.
+ */
+import { Command, Option } from 'commander';
+import { isPostgresUrl } from '../lib/conninfo.js';
+import { EXIT } from './exit-codes.js';
+
+interface ServeFlags {
+  store: string;
+  config?: string;
+  listen?: string;
+  cluster?: string;
+  target?: string;
+  logLevel?: string;
+}
+
+export function serveCommand(setExitCode: (code: number) => void): Command {
+  return new Command('serve')
+    .description('serve the HTTP API and the timeline page over a store, read-only: a SQLite store file or the central PostgreSQL store')
+    .requiredOption('--store <store>', 'a SQLite store file, or the central PostgreSQL store as a postgres:// URL (read-only role: docs/fleet.md)')
+    .option('-c, --config <file>', 'YAML config file for listen, http_token_file and http.allow_unauthenticated (env PGVIGIL_CONFIG)')
+    .option('--listen <host:port>', 'HTTP address (env PGVIGIL_LISTEN; default 127.0.0.1:9899)')
+    .option('--cluster <name>', 'only the targets of this cluster (central store)')
+    .option('--target <name>', 'only this target (central store)')
+    .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']))
+    .exitOverride()
+    .action(async (flags: ServeFlags) => {
+      setExitCode(await runServe(flags));
+    });
+}
+
+async function runServe(flags: ServeFlags): Promise<number> {
+  if (!isPostgresUrl(flags.store) && (flags.cluster !== undefined || flags.target !== undefined)) {
+    process.stderr.write('pgvigil serve: --cluster and --target narrow the central store: give --store postgres://...\n');
+    return EXIT.USAGE;
+  }
+  const [{ loadConfig }, { buildServeApp }, { runUntilSignalled }, { createLogger }, { systemClock }] = await Promise.all([
+    import('../config/load-config.js'), import('../serve-app.js'), import('./run.js'), import('../lib/logger.js'), import('../domain/clock.js'),
+  ]);
+  const config = loadConfig({ file: flags.config ?? null, flags: { listen: flags.listen, log_level: flags.logLevel } });
+  const terminal = process.stderr.isTTY === true;
+  const log = createLogger(config.logLevel, terminal);
+  const filter = { cluster: flags.cluster ?? null, target: flags.target ?? null };
+  return runUntilSignalled(() => buildServeApp(config, { store: flags.store, filter }, { clock: systemClock, log }), log, { terminal });
+}
