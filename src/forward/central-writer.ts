@@ -13,7 +13,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ensureDayPartitions, requireCentralSchema, utcDay } from '../central/migrate-central.js';
 import { csvChunks, type CsvValue } from './copy-csv.js';
-import type { AlertRow, EventRow, ForwardBatch, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
+import type { AlertRow, ForwardBatch, ForwardEventRow, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
 
 export interface CentralTarget {
   name: string;
@@ -30,10 +30,10 @@ interface Stream<T> {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-const EVENTS: Stream<EventRow> = {
+const EVENTS: Stream<ForwardEventRow> = {
   table: 'events',
-  columns: ['target', 'store_id', 'local_id', 'ts', 'kind', 'level', 'sqlstate', 'pid', 'database', 'user_name', 'message', 'details', 'source_file', 'source_offset'],
-  values: (e, storeId) => [e.target, storeId, e.id, iso(e.ts_ms), e.kind, e.level, e.sqlstate, e.pid, e.database, e.user_name, e.message, e.details, e.source_file, e.source_offset],
+  columns: ['target', 'store_id', 'local_id', 'ts', 'kind', 'level', 'sqlstate', 'pid', 'database', 'user_name', 'message', 'details', 'source_file', 'source_offset', 'language'],
+  values: (e, storeId) => [e.target, storeId, e.id, iso(e.ts_ms), e.kind, e.level, e.sqlstate, e.pid, e.database, e.user_name, e.message, e.details, e.source_file, e.source_offset, e.language],
   onConflict: 'ON CONFLICT DO NOTHING',
 };
 
