@@ -2,8 +2,10 @@
  * Forwarding to a central PostgreSQL 18 (issue #13), measured side by side in one run:
  * - ingest: `pgvigil analyze --db` (frame, classify, store in SQLite) of a log amplified from the
  *   recorded PostgreSQL 18 fixtures, in events/s;
- * - forward: the same store drained into the central database (COPY batches, ON CONFLICT), in
- *   events/s: forwarding keeps up when this is at least the ingest rate;
+ * - forward: the same store drained into the central database (COPY batches), in events/s:
+ *   forwarding keeps up when this is at least the ingest rate. Both also in CPU seconds (the
+ *   forward's split into the sidecar's and the central server's): on a shared machine wall time
+ *   swings with the load, CPU time much less;
  * - the fleet report over BENCH_FLEET_TARGETS targets x 7 days of events generated in the central
  *   database (summary, and the incident report of one target), against the 2 s goal.
  * Sizes: BENCH_FORWARD_MB (log, default 32), BENCH_FLEET_TARGETS (default 100),

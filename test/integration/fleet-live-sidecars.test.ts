@@ -30,14 +30,18 @@ const STORM_ERRORS = 12;
 const STORM_WINDOW_MS = 600_000;
 /** A drain of the first few hundred entries takes seconds, so the SIGKILL lands inside it. */
 const DRAIN_ROWS_PER_SECOND = 200;
-const WAIT_MS = 30_000;
+/** Generous: three servers and two sidecars start at once, on a machine that may be loaded. */
+const WAIT_MS = 60_000;
 
 const dir = suiteTempDir('fleet-live');
 const storeFile = (target: Target) => path.join(dir, `${target}.db`);
 const sidecars = new Map<Target, DaemonProcess>();
+const workloads = TARGETS.map((t) => new LogWorkload({ label: t, tickEveryMs: 10, storm: { everyMs: 600_000, errors: STORM_ERRORS } }));
 
 afterAll(async () => {
   for (const sidecar of sidecars.values()) sidecar.child.kill('SIGKILL');
+  // Before the servers go: a workload's connection ended by their shutdown would be an error.
+  await Promise.allSettled(workloads.map((w) => w.stop()));
   await destroyAllServers();
 });
 
@@ -70,7 +74,6 @@ it('two live sidecars forward every row once through a SIGKILL of one and a rest
   });
 
   // A backlog before the sidecars start (they read from the beginning), and more while they run.
-  const workloads = TARGETS.map((t) => new LogWorkload({ label: t, tickEveryMs: 10, storm: { everyMs: 600_000, errors: STORM_ERRORS } }));
   workloads.forEach((w, i) => w.start(servers[TARGETS[i]!]));
   await waitUntil(() => workloads.every((w) => w.ticks >= 300 && w.storms === 1), WAIT_MS, 'a few hundred ticks and a storm on each server');
   for (const t of TARGETS) sidecars.set(t, await spawnDaemon(['--config', configs[t]]));
