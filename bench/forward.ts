@@ -2,8 +2,10 @@
  * Forwarding to a central PostgreSQL 18 (issue #13), measured side by side in one run:
  * - ingest: `pgvigil analyze --db` (frame, classify, store in SQLite) of a log amplified from the
  *   recorded PostgreSQL 18 fixtures, in events/s;
- * - forward: the same store drained into the central database (COPY batches, ON CONFLICT), in
- *   events/s: forwarding keeps up when this is at least the ingest rate;
+ * - forward: the same store drained into the central database (COPY batches), in events/s:
+ *   forwarding keeps up when this is at least the ingest rate. Both also in CPU seconds (the
+ *   forward's split into the sidecar's and the central server's): on a shared machine wall time
+ *   swings with the load, CPU time much less;
  * - the fleet report over BENCH_FLEET_TARGETS targets x 7 days of events generated in the central
  *   database (summary, and the incident report of one target), against the 2 s goal.
  * Sizes: BENCH_FORWARD_MB (log, default 32), BENCH_FLEET_TARGETS (default 100),
@@ -23,6 +25,7 @@ import { drainStore } from '../src/forward/drain-store.js';
 import { openStore } from '../src/store/open-store.js';
 import { destroyAllServers, startPrimary } from '../test/helpers/pg-harness.js';
 import { amplify } from './lib/corpus.js';
+import { ownCpuSeconds, serverCpuSeconds } from './lib/server-cpu.js';
 import type { Benchmark } from './run.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +53,15 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   return [result, (performance.now() - started) / 1000];
 }
 
+/** Wall time, this process's CPU time and, with a data directory, that server's CPU time. */
+async function timedCpu<T>(work: () => Promise<T>, serverDataDir?: string): Promise<[T, { wallS: number; cpuS: number; serverCpuS: number | null }]> {
+  const cpuBefore = process.cpuUsage();
+  const serverBefore = serverDataDir === undefined ? null : serverCpuSeconds(serverDataDir);
+  const [result, wallS] = await timed(work);
+  const serverAfter = serverDataDir === undefined ? null : serverCpuSeconds(serverDataDir);
+  return [result, { wallS, cpuS: ownCpuSeconds(cpuBefore), serverCpuS: serverBefore === null || serverAfter === null ? null : serverAfter - serverBefore }];
+}
+
 export const benchmark: Benchmark = {
   description: 'events/s forwarded to a central PostgreSQL 18 vs events/s ingested; fleet report over 100 targets x 7 days',
   async run() {
@@ -58,12 +70,12 @@ export const benchmark: Benchmark = {
       const log = path.join(dir, 'amplified.log');
       await amplify(fixtureLines(), envNumber('BENCH_FORWARD_MB', 32) * 1024 * 1024, log);
       const store = path.join(dir, 'sidecar.db');
-      const [, ingestS] = await timed(() => runAnalyze([log], { db: store, target: 'bench' }, { stdout: devNull(), stderr: devNull() }));
+      const [, ingest] = await timedCpu(() => runAnalyze([log], { db: store, target: 'bench' }, { stdout: devNull(), stderr: devNull() }));
       const db = openStore(store, { readonly: true });
       const events = db.prepare('SELECT count(*) FROM events').pluck().get() as number;
       const span = db.prepare('SELECT min(ts_ms) AS fromMs, max(ts_ms) AS toMs FROM events').get() as { fromMs: number; toMs: number };
       db.close();
-      say(`ingest (analyze --db):   ${events} events in ${ingestS.toFixed(1)} s = ${Math.round(events / ingestS)} events/s`);
+      say(`ingest (analyze --db):   ${events} events in ${ingest.wallS.toFixed(1)} s = ${Math.round(events / ingest.wallS)} events/s; CPU ${ingest.cpuS.toFixed(1)} s`);
 
       const central = await startPrimary({ version: 18, name: 'bench-central' });
       const client = new pg.Client({ connectionString: central.dsn() });
@@ -74,9 +86,10 @@ export const benchmark: Benchmark = {
       const spanDays = Array.from({ length: Math.floor(span.toMs / DAY_MS) - Math.floor(span.fromMs / DAY_MS) + 1 }, (_, i) => new Date(span.fromMs + i * DAY_MS).toISOString().slice(0, 10));
       await client.query('SELECT pgvigil.ensure_day_partitions($1::date[])', [spanDays]);
       say(`central partitions:      ${spanDays.length} days created ahead`);
-      const [sent, forwardS] = await timed(() => drainStore(store, { connectionString: central.dsn() }, { batchRows: 5_000, clock: systemClock, maxFailures: 3 }));
-      say(`forward (COPY batches):  ${sent} rows in ${forwardS.toFixed(1)} s = ${Math.round(sent / forwardS)} rows/s`);
-      say(`forwarded / ingested:    ${(ingestS / forwardS).toFixed(2)}x (>= 1: forwarding keeps up)`);
+      const [sent, forward] = await timedCpu(() => drainStore(store, { connectionString: central.dsn() }, { batchRows: 5_000, clock: systemClock, maxFailures: 3 }), central.dataDir);
+      const serverCpu = forward.serverCpuS === null ? '' : ` + central server CPU ${forward.serverCpuS.toFixed(1)} s`;
+      say(`forward (COPY batches):  ${sent} rows in ${forward.wallS.toFixed(1)} s = ${Math.round(sent / forward.wallS)} rows/s; CPU ${forward.cpuS.toFixed(1)} s${serverCpu}`);
+      say(`forwarded / ingested:    ${(ingest.wallS / forward.wallS).toFixed(2)}x wall, ${(ingest.cpuS / forward.cpuS).toFixed(2)}x sidecar CPU (>= 1: forwarding keeps up)`);
 
       await fleetReport(client);
       await client.end();

@@ -150,4 +150,9 @@ export const CENTRAL_MIGRATIONS: readonly string[] = [
   $fn$;
   REVOKE ALL ON FUNCTION pgvigil.drop_partitions_before(timestamptz) FROM PUBLIC;
   `,
+  // 2: the language a log entry was read in (store migration 4, issue #16): NULL for English,
+  // else the message catalog's (`de`, `ja`, `zh_CN`). Forwarded rows from before it stay NULL.
+  `
+  ALTER TABLE pgvigil.events ADD COLUMN language text;
+  `,
 ];

@@ -50,9 +50,9 @@ export async function centralIncidentReport(client: Queryable, window: CentralWi
     FROM pgvigil.alerts WHERE target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2)
     ORDER BY started_at DESC, target, local_id LIMIT 1000`, range)).rows;
   const counted = (await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = ANY($1) AND ts BETWEEN $2 AND $3', range)).rows[0]!;
-  const eventRows = (await client.query<{ store_id: string; local_id: string; kind: string; target: string; ts_ms: number; pid: number | null; database: string | null; user_name: string | null; level: string; sqlstate: string | null; message: string; details: unknown; source_file: string; source_offset: string }>(`
+  const eventRows = (await client.query<{ store_id: string; local_id: string; kind: string; target: string; ts_ms: number; pid: number | null; database: string | null; user_name: string | null; level: string; sqlstate: string | null; message: string; details: unknown; source_file: string; source_offset: string; language: string | null }>(`
     SELECT * FROM (
-      SELECT store_id, local_id, kind, target, ${epochMs('ts')} AS ts_ms, pid, database, user_name, level, sqlstate, message, details, source_file, source_offset
+      SELECT store_id, local_id, kind, target, ${epochMs('ts')} AS ts_ms, pid, database, user_name, level, sqlstate, message, details, source_file, source_offset, language
       FROM pgvigil.events WHERE target = ANY($1) AND ts BETWEEN $2 AND $3 ORDER BY ts DESC LIMIT ${MAX_REPORT_EVENTS}
     ) newest ORDER BY ts_ms, store_id, local_id`, range)).rows;
 
@@ -63,6 +63,7 @@ export async function centralIncidentReport(client: Queryable, window: CentralWi
       kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
       level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: row.details,
       source: { file: row.source_file, offset: Number(row.source_offset), line: null },
+      ...(row.language === null ? {} : { language: row.language }),
     } as AnyLogEvent;
     return { id: i + 1, event };
   });

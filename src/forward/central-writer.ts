@@ -1,8 +1,9 @@
 /**
- * Writes a forward batch into the central PostgreSQL database in ONE transaction: each stream is
- * COPYed into a temporary staging table, then moved with INSERT ... ON CONFLICT, so a batch sent
- * twice (a crash after the central commit, before the sidecar's cursor moved) inserts nothing.
- * Alerts change in place: their row is replaced by a newer version, never by an older one.
+ * Writes a forward batch into the central PostgreSQL database in ONE transaction. Events and
+ * transitions none of whose ids is central yet are COPYed straight into their table; anything
+ * else is COPYed into a temporary staging table, then moved with INSERT ... ON CONFLICT, so a
+ * batch sent twice (a crash after the central commit, before the sidecar's cursor moved) inserts
+ * nothing. Alerts change in place: their row is replaced by a newer version, never by an older one.
  *
  * Owns one connection, opened lazily and thrown away on any error (the next batch reconnects and
  * recreates its staging tables). Never: reading the sidecar's store or deciding when to retry.
@@ -12,8 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ensureDayPartitions, requireCentralSchema, utcDay } from '../central/migrate-central.js';
-import { csvChunks, type CsvValue } from './copy-csv.js';
-import type { AlertRow, EventRow, ForwardBatch, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
+import { copyChunks, type CopyValue } from './copy-text.js';
+import type { AlertRow, ForwardBatch, ForwardEventRow, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
 
 export interface CentralTarget {
   name: string;
@@ -23,18 +24,26 @@ export interface CentralTarget {
 interface Stream<T> {
   table: string;
   columns: readonly string[];
-  values: (row: T, storeId: string) => readonly CsvValue[];
+  values: (row: T, storeId: string) => readonly CopyValue[];
   /** After INSERT ... SELECT from the staging table. */
   onConflict: string;
+  /**
+   * An append-only stream keyed by (target, store_id, local_id, ts): a batch none of whose ids is
+   * central yet (the usual case: only a crash sends a batch again) is COPYed straight into the
+   * table, which halves the central database's work; the key still refuses a double.
+   */
+  key?: (row: T) => { target: string; localId: number; tsMs: number };
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+const DAY_MS = 86_400_000;
 
-const EVENTS: Stream<EventRow> = {
+const EVENTS: Stream<ForwardEventRow> = {
   table: 'events',
-  columns: ['target', 'store_id', 'local_id', 'ts', 'kind', 'level', 'sqlstate', 'pid', 'database', 'user_name', 'message', 'details', 'source_file', 'source_offset'],
-  values: (e, storeId) => [e.target, storeId, e.id, iso(e.ts_ms), e.kind, e.level, e.sqlstate, e.pid, e.database, e.user_name, e.message, e.details, e.source_file, e.source_offset],
+  columns: ['target', 'store_id', 'local_id', 'ts', 'kind', 'level', 'sqlstate', 'pid', 'database', 'user_name', 'message', 'details', 'source_file', 'source_offset', 'language'],
+  values: (e, storeId) => [e.target, storeId, e.id, iso(e.ts_ms), e.kind, e.level, e.sqlstate, e.pid, e.database, e.user_name, e.message, e.details, e.source_file, e.source_offset, e.language],
   onConflict: 'ON CONFLICT DO NOTHING',
+  key: (e) => ({ target: e.target, localId: e.id, tsMs: e.ts_ms }),
 };
 
 const ALERT_COLUMNS = ['target', 'store_id', 'local_id', 'rule_id', 'dedup_key', 'severity', 'state', 'labels', 'summary', 'evidence', 'started_at', 'updated_at', 'resolved_at', 'incident_local_id'];
@@ -55,6 +64,7 @@ const TRANSITIONS: Stream<TransitionRow> = {
   columns: ['target', 'store_id', 'local_id', 'alert_local_id', 'ts', 'to_state'],
   values: (t, storeId) => [t.target, storeId, t.id, t.alert_id, iso(t.ts_ms), t.to_state],
   onConflict: 'ON CONFLICT DO NOTHING',
+  key: (t) => ({ target: t.target, localId: t.id, tsMs: t.ts_ms }),
 };
 
 const SERIES: Stream<SeriesRow> = {
@@ -140,12 +150,14 @@ export class CentralWriter {
   }
 
   private async ensurePartitions(client: pg.Client, batch: ForwardBatch, nowMs: number): Promise<void> {
-    const times = [
-      nowMs, nowMs + 86_400_000,
-      ...batch.events.map((e) => e.ts_ms), ...batch.alerts.map((a) => a.started_ms),
-      ...batch.transitions.map((t) => t.ts_ms), ...batch.samples.map((s) => s.step_ms),
-    ];
-    const missing = [...new Set(times.map(utcDay))].filter((day) => !this.daysWithPartitions.has(day));
+    // Day numbers first: one Date per day rather than one per row.
+    const dayNumbers = new Set<number>([Math.floor(nowMs / DAY_MS), Math.floor(nowMs / DAY_MS) + 1]);
+    const add = (ms: number) => dayNumbers.add(Math.floor(ms / DAY_MS));
+    for (const e of batch.events) add(e.ts_ms);
+    for (const a of batch.alerts) add(a.started_ms);
+    for (const t of batch.transitions) add(t.ts_ms);
+    for (const s of batch.samples) add(s.step_ms);
+    const missing = [...dayNumbers].map((day) => utcDay(day * DAY_MS)).filter((day) => !this.daysWithPartitions.has(day));
     if (missing.length === 0) return;
     await ensureDayPartitions(client, missing);
     for (const day of missing) this.daysWithPartitions.add(day);
@@ -163,14 +175,38 @@ export class CentralWriter {
 
   private async move<T>(client: pg.Client, stream: Stream<T>, rows: readonly T[]): Promise<void> {
     if (rows.length === 0) return;
-    const staging = stagingTable(stream);
     const columns = stream.columns.join(', ');
     const storeId = this.options.storeId;
-    await pipeline(
-      Readable.from(csvChunks(rows, (row) => stream.values(row, storeId))),
-      client.query(copyFrom(`COPY ${staging} (${columns}) FROM STDIN (FORMAT csv)`)),
+    const copy = (table: string) => pipeline(
+      Readable.from(copyChunks(rows, (row) => stream.values(row, storeId))),
+      client.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN`)),
     );
+    if (stream.key && !(await this.anyCentral(client, stream.table, rows.map(stream.key)))) {
+      await copy(`pgvigil.${stream.table}`);
+      return;
+    }
+    const staging = stagingTable(stream);
+    await copy(staging);
     await client.query(`INSERT INTO pgvigil.${stream.table} (${columns}) SELECT ${columns} FROM ${staging} ${stream.onConflict}`);
+  }
+
+  /** Whether a row of this store with one of these ids may already be central: one index range per target. */
+  private async anyCentral(client: pg.Client, table: string, keys: ReadonlyArray<{ target: string; localId: number; tsMs: number }>): Promise<boolean> {
+    let [minId, maxId, minMs, maxMs] = [Infinity, -Infinity, Infinity, -Infinity];
+    const targets = new Set<string>();
+    for (const key of keys) {
+      targets.add(key.target);
+      minId = Math.min(minId, key.localId);
+      maxId = Math.max(maxId, key.localId);
+      minMs = Math.min(minMs, key.tsMs);
+      maxMs = Math.max(maxMs, key.tsMs);
+    }
+    // The time bounds only prune partitions: the ids alone decide.
+    const { rows } = await client.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT FROM pgvigil.${table} WHERE target = ANY($1) AND store_id = $2 AND local_id BETWEEN $3 AND $4 AND ts BETWEEN $5 AND $6) AS found`,
+      [[...targets], this.options.storeId, minId, maxId, new Date(minMs), new Date(maxMs)],
+    );
+    return rows[0]!.found;
   }
 }
 

@@ -36,10 +36,13 @@ export interface StepSample {
   value: number | null;
 }
 
-export type { AlertRow, EventRow };
+/** A stored event with the language it was read in (store migration 4; NULL: English). */
+export type ForwardEventRow = EventRow & { language: string | null };
+
+export type { AlertRow };
 
 export interface ForwardBatch {
-  events: EventRow[];
+  events: ForwardEventRow[];
   transitions: TransitionRow[];
   alerts: AlertRow[];
   series: SeriesRow[];
@@ -80,7 +83,7 @@ export class ForwardQueue {
       cursor: db.prepare('SELECT position FROM forward_cursors WHERE stream = ?').pluck(),
       setCursor: db.prepare(`INSERT INTO forward_cursors (stream, position, updated_ms) VALUES (?, ?, ?)
         ON CONFLICT (stream) DO UPDATE SET position = excluded.position, updated_ms = excluded.updated_ms`),
-      events: db.prepare(`SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset
+      events: db.prepare(`SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset, language
         FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       transitions: db.prepare(`SELECT t.id, t.alert_id, a.target, t.ts_ms, t.to_state
         FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id WHERE t.id > ? ORDER BY t.id LIMIT ?`),
@@ -95,8 +98,10 @@ export class ForwardQueue {
       // max() picks the row whose value is returned (SQLite's bare-column rule): the step's latest.
       stepSamples: db.prepare(`SELECT (ts_ms / CAST(@step AS INTEGER)) * CAST(@step AS INTEGER) AS step_ms, max(ts_ms) AS newest_ms, value
         FROM samples WHERE series_id = @series AND ts_ms >= @from AND ts_ms < @until GROUP BY step_ms ORDER BY step_ms`),
-      pendingEvents: db.prepare('SELECT count(*) FROM events WHERE id > ?').pluck(),
-      pendingTransitions: db.prepare('SELECT count(*) FROM alert_transitions WHERE id > ?').pluck(),
+      // Ids above the cursor rather than count(*): counting reads every waiting row, after every
+      // batch of a long backlog. Exact but for rows that retention deleted before they were sent.
+      pendingEvents: db.prepare('SELECT max(0, coalesce(max(id), 0) - ?) FROM events').pluck(),
+      pendingTransitions: db.prepare('SELECT max(0, coalesce(max(id), 0) - ?) FROM alert_transitions').pluck(),
       pendingAlerts: db.prepare('SELECT count(DISTINCT alert_id) FROM forward_alert_changes').pluck(),
     };
   }
@@ -121,7 +126,7 @@ export class ForwardQueue {
   /** The oldest rows not forwarded yet, up to batchRows per stream. */
   next(nowMs: number): ForwardBatch {
     const limit = this.options.batchRows;
-    const events = this.sql.events.all(this.position('events'), limit) as EventRow[];
+    const events = this.sql.events.all(this.position('events'), limit) as ForwardEventRow[];
     const transitions = this.sql.transitions.all(this.position('alert_transitions'), limit) as TransitionRow[];
     const changes = this.sql.alertChanges.all(limit) as Array<{ id: number; alert_id: number }>;
     // An alert changed twice in the batch is sent once, as it is now.

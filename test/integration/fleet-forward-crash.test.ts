@@ -15,19 +15,20 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FleetTargetSummary } from '../../src/central/central-report.js';
-import { migrateCentral } from '../../src/central/migrate-central.js';
-import { openStore } from '../../src/store/open-store.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
-import { documentedGrants } from '../helpers/fleet-grants.js';
+import { centralDsnAs, centralEventCount, centralQuery, expectStoreInCentral, prepareCentral, readStore, storeIdentity } from '../helpers/fleet-central.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-processes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const log = (scenario: string) => path.join(ROOT, 'test/fixtures/logs', `pg18-stderr-${scenario}`, `${scenario}.log`);
 
+/** A log of a server whose lc_messages is German, read through the PostgreSQL 15 catalog. */
+const GERMAN_LOG = path.join(ROOT, 'test/fixtures/logs-lang/pg15-de-deadlock/deadlock.log');
+
 const STORES = {
   east: [log('backend-killed-crash-restart'), log('standby-feedback-holds-vacuum'), log('autovacuum-4-indexes')],
-  west: [log('logical-slot-holds-catalogs'), log('deadlock')],
+  west: [log('logical-slot-holds-catalogs'), log('deadlock'), GERMAN_LOG],
 } as const;
 
 interface Exit {
@@ -48,34 +49,17 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
   const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-fleet-'));
   const storeFile = (name: string) => path.join(dir, `${name}.db`);
   let central: PgServer;
-  /** The central database as a role of docs/fleet.md. */
-  const as = (role: 'pgvigil_forward' | 'pgvigil_reader') => central.dsn().replace('//postgres@', `//${role}@`);
-
-  const centralQuery = async <T extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<T[]> => {
-    const client = new pg.Client({ connectionString: central.dsn() });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return (await client.query<T>(sql, params)).rows;
-    } finally {
-      await client.end();
-    }
-  };
-  const centralEvents = async (target: string): Promise<number> =>
-    Number((await centralQuery<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = $1', [target]))[0]!.n);
+  const as = (role: 'pgvigil_forward' | 'pgvigil_reader') => centralDsnAs(central, role);
+  const centralEvents = (target: string) => centralEventCount(central, target);
 
   beforeAll(async () => {
     for (const [name, files] of Object.entries(STORES)) {
       const { code, stderr } = await analyzeCaptured([...files], { rules: true, db: storeFile(name), target: name, json: true });
-      expect(stderr).toBe('');
+      expect(stderr).toBe(files.some((f) => f === GERMAN_LOG) ? `pgvigil analyze: ${GERMAN_LOG}: read in language de (PostgreSQL message catalogs)\n` : '');
       expect(code).toBe(0);
     }
     central = await startPrimary({ version: 18, name: 'central' });
-    const client = new pg.Client({ connectionString: central.dsn() });
-    await client.connect();
-    await migrateCentral(client, Date.now());
-    await client.query(documentedGrants());
-    await client.end();
+    await prepareCentral(central);
   }, 120_000);
 
   afterAll(async () => {
@@ -93,7 +77,7 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     expect(await centralEvents('east')).toBeLessThan(total);
     const second = forwardChild(storeFile('east'), as('pgvigil_forward'));
     expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
-    await expectSameRows('east');
+    await expectStoreInCentral(central, storeFile('east'));
   }, 120_000);
 
   it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
@@ -104,14 +88,20 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     const exit = await run.exited;
     expect(exit).toMatchObject({ code: 0 });
     expect(exit.stderr).toMatch(/batch failed .*; retry 1 of 19/);
-    await expectSameRows('west');
+    await expectStoreInCentral(central, storeFile('west'));
   }, 120_000);
 
+  it('forwards the language of a translated log with each of its events', async () => {
+    const local = readStore(storeFile('west'), (db) => db.prepare('SELECT language, count(*) AS n FROM events GROUP BY 1 ORDER BY 1').all());
+    expect(local).toEqual([{ language: null, n: expect.any(Number) }, { language: 'de', n: expect.any(Number) }]);
+    expect(await centralQuery(central, `SELECT language, count(*)::int AS n FROM pgvigil.events WHERE target = 'west' GROUP BY 1 ORDER BY 1 NULLS FIRST`)).toEqual(local);
+  });
+
   it('keeps the two stores apart: each target has its own store identity and both alerts', async () => {
-    const stores = await centralQuery<{ target: string; store_id: string }>('SELECT target, store_id::text FROM pgvigil.targets ORDER BY target');
+    const stores = await centralQuery<{ target: string; store_id: string }>(central, 'SELECT target, store_id::text FROM pgvigil.targets ORDER BY target');
     expect(stores.map((s) => s.target)).toEqual(['east', 'west']);
-    expect(stores.map((s) => s.store_id.replaceAll('-', ''))).toEqual([storeId(storeFile('east')), storeId(storeFile('west'))]);
-    const rules = await centralQuery<{ target: string; rule_id: string }>('SELECT DISTINCT target, rule_id FROM pgvigil.alerts ORDER BY 1, 2');
+    expect(stores.map((s) => s.store_id.replaceAll('-', ''))).toEqual([storeIdentity(storeFile('east')), storeIdentity(storeFile('west'))]);
+    const rules = await centralQuery<{ target: string; rule_id: string }>(central, 'SELECT DISTINCT target, rule_id FROM pgvigil.alerts ORDER BY 1, 2');
     expect(rules).toEqual([
       { target: 'east', rule_id: 'server-crashed' },
       { target: 'east', rule_id: 'vacuum-held-back' },
@@ -147,61 +137,12 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     await expect(reader.query(`DELETE FROM pgvigil.events`)).rejects.toThrow(/permission denied for table events/);
     await reader.end();
   });
-
-  /** Every event, alert and transition of the store, compared field by field with the central rows. */
-  async function expectSameRows(target: string): Promise<void> {
-    const db = openStore(storeFile(target), { readonly: true });
-    try {
-      const id = storeId(storeFile(target));
-      const localEvents = db.prepare('SELECT id, target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset FROM events ORDER BY id').all();
-      const centralEventRows = await centralQuery(`
-        SELECT local_id::int AS id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, kind, level, sqlstate, pid, database, user_name,
-               message, details::text AS details, source_file, source_offset::int AS source_offset
-        FROM pgvigil.events WHERE store_id = $1 ORDER BY local_id`, [id]);
-      expect(centralEventRows.length).toBeGreaterThan(50);
-      expect(centralEventRows.map((r) => ({ ...r, details: JSON.parse(r.details as string) })))
-        .toEqual((localEvents as Array<Record<string, unknown>>).map((r) => ({ ...r, details: JSON.parse(r.details as string) })));
-
-      const localTransitions = db.prepare('SELECT t.id, t.alert_id, a.target, t.ts_ms, t.to_state FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id ORDER BY t.id').all();
-      expect(localTransitions.length).toBeGreaterThan(0);
-      expect(await centralQuery(`SELECT local_id::int AS id, alert_local_id::int AS alert_id, target, (extract(epoch FROM ts) * 1000)::float8 AS ts_ms, to_state
-        FROM pgvigil.alert_transitions WHERE store_id = $1 ORDER BY local_id`, [id])).toEqual(localTransitions);
-
-      const localAlerts = db.prepare('SELECT id, rule_id, state, summary, evidence, started_ms, resolved_ms FROM alerts ORDER BY id').all() as Array<Record<string, unknown>>;
-      const centralAlerts = await centralQuery(`SELECT local_id::int AS id, rule_id, state, summary, evidence::text AS evidence,
-          (extract(epoch FROM started_at) * 1000)::float8 AS started_ms, (extract(epoch FROM resolved_at) * 1000)::float8 AS resolved_ms
-        FROM pgvigil.alerts WHERE store_id = $1 ORDER BY local_id`, [id]);
-      expect(centralAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })))
-        .toEqual(localAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })));
-    } finally {
-      db.close();
-    }
-  }
 });
 
 function localCount(file: string, table: 'events'): number {
-  const db = openStore(file, { readonly: true });
-  try {
-    return db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-  } finally {
-    db.close();
-  }
-}
-
-function storeId(file: string): string {
-  const db = openStore(file, { readonly: true });
-  try {
-    return db.prepare('SELECT store_id FROM store_identity').pluck().get() as string;
-  } finally {
-    db.close();
-  }
+  return readStore(file, (db) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number);
 }
 
 function maxCutoffAge(file: string): number {
-  const db = openStore(file, { readonly: true });
-  try {
-    return db.prepare(`SELECT max(json_extract(details, '$.removable_cutoff_age_xids')) FROM events WHERE kind = 'autovacuum'`).pluck().get() as number;
-  } finally {
-    db.close();
-  }
+  return readStore(file, (db) => db.prepare(`SELECT max(json_extract(details, '$.removable_cutoff_age_xids')) FROM events WHERE kind = 'autovacuum'`).pluck().get() as number);
 }
