@@ -342,10 +342,10 @@ export class LogTailer implements Component {
     return files.find((f) => f.id !== current.id && compareWriteOrder(f, position) > 0) ?? null;
   }
 
-  /** The current file is done (a newer file exists): its last entry is final. */
+  /** The current file is done (a newer file exists): its last line and entry are final. */
   private async switchTo(next: LogFile): Promise<void> {
     const finished = this.current!;
-    const events = this.parser.flush();
+    const events = this.parser.finish(finished.splitter);
     this.counters.filesRotated++;
     this.o.log.info({ from: finished.path, to: next.path }, 'log file rotated');
     await this.closeCurrent();
