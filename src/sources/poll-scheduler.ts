@@ -35,7 +35,7 @@ import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.j
 import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
-import { describeRoleChange, roleChange } from './role-change.js';
+import { describeRoleChange, roleChange, type RoleChange } from './role-change.js';
 
 const UNDEFINED_OBJECT = '42704';
 
@@ -151,6 +151,7 @@ export class PollScheduler implements Component {
   private latestView: Map<string, Sample> | null = null;
   private readonly lastErrorCode = new Map<string, string>();
   private readonly statusListeners: Array<(status: PollStatus) => void> = [];
+  private readonly roleListeners: Array<(change: RoleChange) => void> = [];
   private currentStatus: PollStatus = { connected: false, lastError: null, server: null };
   private reconnecting: Promise<void> | null = null;
   private probing: Promise<void> | null = null;
@@ -312,10 +313,17 @@ export class PollScheduler implements Component {
     );
   }
 
-  /** Promoted, or back as a standby: said once, as a warning (the change a failover makes). */
+  /** Promoted, or back as a standby: said once, as a warning (the change a failover makes), and told to the listeners. */
   private sayRoleChange(before: ServerInfo | null, after: ServerInfo, timelineId: number | null): void {
     const change = roleChange(before, after, timelineId);
-    if (change) this.options.logger.warn({ target: this.options.target, ...change }, describeRoleChange(this.options.target, change));
+    if (!change) return;
+    this.options.logger.warn({ target: this.options.target, ...change }, describeRoleChange(this.options.target, change));
+    for (const listener of this.roleListeners) listener(change);
+  }
+
+  /** Called when a probe finds the server's role changed (not on the first connect). */
+  onRoleChange(listener: (change: RoleChange) => void): void {
+    this.roleListeners.push(listener);
   }
 
   private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string; timelineId: number | null }> {

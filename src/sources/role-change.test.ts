@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeRoleChange, roleChange } from './role-change.js';
+import { describeRoleChange, roleChange, roleChangeNotice } from './role-change.js';
 
 const primary = { inRecovery: false };
 const standby = { inRecovery: true };
@@ -19,5 +19,15 @@ describe('roleChange', () => {
       .toBe('role of db2 changed: standby -> primary (timeline 2): promoted (a failover or switchover); polled as a primary from now on');
     expect(describeRoleChange('db1', { from_role: 'primary', to_role: 'standby', timeline_id: null }))
       .toBe('role of db1 changed: primary -> standby: now a standby (following another primary); polled as a standby from now on');
+  });
+});
+
+describe('roleChangeNotice', () => {
+  it('tells the notifiers who was promoted, in which cluster, on which timeline', () => {
+    expect(roleChangeNotice('db2', 'shop', { from_role: 'standby', to_role: 'primary', timeline_id: 2 }, 1_000)).toEqual({
+      target: 'db2', summary: 'db2 promoted to primary (timeline 2) in cluster shop', tsMs: 1_000,
+      details: { cluster: 'shop', from_role: 'standby', to_role: 'primary', timeline_id: 2 },
+    });
+    expect(roleChangeNotice('db1', null, { from_role: 'primary', to_role: 'standby', timeline_id: null }, 2_000).summary).toBe('db1 became a standby');
   });
 });

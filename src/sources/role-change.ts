@@ -4,6 +4,7 @@
  * and after a probe in, what the poller says out.
  */
 import { serverRole, type ServerInfo } from '../collectors/collector.js';
+import type { ChangeEvent } from '../notify/notifier.js';
 
 export interface RoleChange {
   from_role: 'primary' | 'standby';
@@ -25,4 +26,19 @@ export function describeRoleChange(target: string, change: RoleChange): string {
     ? 'promoted (a failover or switchover); polled as a primary from now on'
     : 'now a standby (following another primary); polled as a standby from now on';
   return `role of ${target} changed: ${change.from_role} -> ${change.to_role}${timeline}: ${meaning}`;
+}
+
+/**
+ * The change event sent to every notifier that takes them (PagerDuty change events, webhooks): a
+ * failover informs whoever is on call, it does not page.
+ */
+export function roleChangeNotice(target: string, cluster: string | null, change: RoleChange, tsMs: number): ChangeEvent {
+  const what = change.to_role === 'primary' ? 'promoted to primary' : 'became a standby';
+  const timeline = change.timeline_id === null ? '' : ` (timeline ${change.timeline_id})`;
+  return {
+    target,
+    summary: `${target} ${what}${timeline}${cluster === null ? '' : ` in cluster ${cluster}`}`,
+    tsMs,
+    details: { cluster, ...change },
+  };
 }

@@ -3,7 +3,8 @@
  * primary and its streaming standby (one cluster, two targets, both logs tailed); the test stops
  * the primary (fast) and promotes the standby, as an operator or a failover manager does.
  *
- * pgvigil keeps running and: says the role change (standby -> primary) in its log; stores the
+ * pgvigil keeps running and: says the role change (standby -> primary) in its log and sends it to
+ * the notifiers as a change event (a webhook here; PagerDuty takes it as a change event); stores the
  * promotion from the promoted server's log (the request, the new timeline, ready for read-write
  * connections) as server_restart events; polls the promoted server as a primary (pg_in_recovery 0,
  * its walreceiver series end); keeps retrying the old primary with a growing backoff, with no
@@ -19,6 +20,7 @@ import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
+import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 const WAIT_MS = 60_000;
 
@@ -27,10 +29,12 @@ const store = join(dir, 'pgvigil.db');
 let primary: PgServer;
 let standby: PgServer;
 let daemon: DaemonProcess;
+const receiver = new WebhookReceiver();
 
 beforeAll(async () => {
   primary = await startPrimary({ version: 18, name: 'promote-primary' });
   standby = await startStandby(primary, { name: 'promote-standby' });
+  await receiver.start();
   const config = join(dir, 'pgvigil.yaml');
   writeFileSync(config, stringify({
     db: store,
@@ -39,12 +43,14 @@ beforeAll(async () => {
       { name: 'standby', cluster: 'shop', dsn: standby.dsn(), log: { path: standby.logDir, start_at: 'beginning' } },
     ],
     collectors: { interval_ms: { pg_stat_database: 1_000, pg_standby: 1_000 } },
+    notify: { webhooks: [{ name: 'on-call', url: receiver.url }] },
   }));
   daemon = await spawnDaemon(['--config', config]);
 }, 120_000);
 
 afterAll(async () => {
   daemon?.child.kill('SIGKILL');
+  await receiver.stop();
   await destroyAllServers();
 });
 
@@ -87,6 +93,12 @@ it('follows a standby promoted after its primary stopped: the role change, the n
   await waitUntil(async () => (await gauge('pg_in_recovery', 'standby')) === '0', WAIT_MS, 'the promoted server polled as a primary');
   const change = await daemon.waitForLog(/^role of standby changed: standby -> primary/, WAIT_MS);
   expect(change).toMatchObject({ level: 40, target: 'standby', from_role: 'standby', to_role: 'primary', timeline_id: 2 });
+
+  await waitUntil(() => receiver.received.some((r) => r.kind === 'change'), WAIT_MS, 'the failover sent as a change event');
+  expect(receiver.received.filter((r) => r.kind === 'change')).toEqual([expect.objectContaining({
+    target: 'standby', summary: 'standby promoted to primary (timeline 2) in cluster shop',
+    details: { cluster: 'shop', from_role: 'standby', to_role: 'primary', timeline_id: 2 },
+  })]);
 
   await waitUntil(() => restartEvents('standby').some((d) => d.phase === 'ready' && d.read_only === false), WAIT_MS, 'the promotion read from the promoted server\'s log');
   const phases = restartEvents('standby');
