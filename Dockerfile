@@ -3,6 +3,8 @@
 #   docker build -t pgvigil .
 #   docker run -v /var/log/postgresql:/pglog:ro -v pgvigil-data:/var/lib/pgvigil \
 #     -e PGVIGIL_DSN=postgres://pgvigil@db:5432/postgres -e PGVIGIL_LOG=/pglog -p 9899:9899 pgvigil
+# Add --read-only for a read-only root: pgvigil writes only in the store's directory (the
+# volume at /var/lib/pgvigil); no tmpfs is needed (test/integration/read-only-root.test.ts).
 FROM node:20-bookworm AS build
 WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./

@@ -24,6 +24,7 @@ import { RuleEngine } from './rules/engine.js';
 import { StoreRuleViewSource } from './rules/store-rule-view.js';
 import { SCHEDULER_METRICS } from './sources/poll-scheduler.js';
 import { TargetSources } from './sources/target-sources.js';
+import { roleChangeNotice } from './sources/role-change.js';
 import { AlertStore } from './store/alert-store.js';
 import { openStore, type Db } from './store/open-store.js';
 import { StoreQueries } from './store/queries.js';
@@ -52,6 +53,8 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts });
   alerts.onTransition(() => outbox.wake());
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
+  // A failover informs every notifier that takes change events; it pages only through the rules.
+  for (const t of targets) t.scheduler.onRoleChange((change) => outbox.sendChange(roleChangeNotice(t.target.name, t.target.cluster, change, clock.nowMs())));
   const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }));
   const forwarder = buildForwarder(config, db, clock, log.child({ component: 'forward' }));
   const metrics = new Metrics({

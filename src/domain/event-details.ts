@@ -292,7 +292,9 @@ export interface ServerCrashDetails {
 
 export type ServerRestartPhase =
   | 'terminating_others' | 'reinitializing' | 'not_restarting' | 'interrupted' | 'automatic_recovery'
-  | 'redo_start' | 'redo_done' | 'redo_not_required' | 'ready' | 'shutdown_requested' | 'shut_down';
+  | 'redo_start' | 'redo_done' | 'redo_not_required' | 'ready' | 'shutdown_requested' | 'shut_down'
+  // A standby promoted: the request, then the timeline it starts.
+  | 'promote_requested' | 'new_timeline';
 
 export interface ServerRestartDetails {
   phase: ServerRestartPhase;
@@ -307,6 +309,8 @@ export interface ServerRestartDetails {
   cpu_user_s: number | null;
   cpu_system_s: number | null;
   elapsed_s: number | null;
+  /** new_timeline only: the timeline a promoted standby starts (2 after a first failover). */
+  timeline_id?: number;
 }
 
 // ---------------------------------------------------------------- storage, slots, DDL

@@ -28,6 +28,21 @@ export async function statFile(path: string): Promise<FileState | null> {
   }
 }
 
+/**
+ * The file a configured path names: the path itself, or the target of a symlink there (a
+ * `postgresql.log` link re-pointed at each rotation). Offsets are offsets in the target, so they
+ * are saved under its path. Null when nothing is there.
+ */
+export async function resolveLink(path: string): Promise<string | null> {
+  try {
+    const stats = await fsp.lstat(path);
+    return stats.isSymbolicLink() ? await fsp.realpath(path) : path;
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw err;
+  }
+}
+
 export function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException | null)?.code;
   return code === 'ENOENT' || code === 'ENOTDIR';

@@ -104,6 +104,17 @@ describe('LineSplitter', () => {
     expect(splitter.stats).toEqual({ lines: 3, overLongLines: 1, skippedBytes: 5000 - 1024 });
   });
 
+  it('cuts an over-long line at a character boundary: the limit inside `日` keeps none of its bytes', () => {
+    const long = '日'.repeat(2000); // 3 bytes each; 1024 is 1 byte into the 342nd
+    const input = Buffer.from(`${long}\n€\n`);
+    // Cut where the line is held across chunks: the limit applies to held lines.
+    for (const cuts of [[1], [1023], [1025, 3000]]) {
+      const { lines, splitter } = split(input, cuts, { maxLineBytes: 1024 });
+      expect(lines.map((l) => l.text)).toEqual(['日'.repeat(341), '€']);
+      expect(splitter.stats.skippedBytes).toBe(6000 - 341 * 3);
+    }
+  });
+
   it('replaces invalid bytes instead of throwing', () => {
     const { lines } = split(invalid, []);
     expect(lines[1]?.text).toBe('bad \ufffd\ufffd\ufffd bytes');

@@ -188,8 +188,11 @@ export class LineSplitter {
     const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
     let end = bytes.length;
     if (this.droppedBytes > 0) {
+      // The limit may fall inside a character: its first bytes would decode as U+FFFD.
+      const kept = characterBoundaryAtOrBefore(bytes, end);
       this.stats.overLongLines++;
-      this.stats.skippedBytes += this.droppedBytes;
+      this.stats.skippedBytes += this.droppedBytes + end - kept;
+      end = kept;
     } else if (end > 0 && bytes[end - 1] === CARRIAGE_RETURN) {
       end--;
     }
@@ -209,4 +212,18 @@ export class LineSplitter {
     }
     this.droppedBytes += end - start - keep;
   }
+}
+
+/**
+ * `end`, or the start of the UTF-8 character it cuts. A lead byte announces its sequence's length
+ * (110xxxxx: 2, 1110xxxx: 3, 11110xxx: 4); continuation bytes are 10xxxxxx.
+ */
+function characterBoundaryAtOrBefore(bytes: Buffer, end: number): number {
+  for (let i = end - 1; i >= Math.max(0, end - 4); i--) {
+    const byte = bytes[i]!;
+    if ((byte & 0xc0) === 0x80) continue;
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return i + length > end ? i : end;
+  }
+  return end;
 }

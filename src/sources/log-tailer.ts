@@ -21,7 +21,7 @@ import type { Logger } from '../lib/logger.js';
 import { parseInputFormat } from '../parsers/formats/input-format.js';
 import type { LogFormat } from '../parsers/framer.js';
 import type { WriteBatch } from '../store/store-writer.js';
-import { identityOf, listDirectory, namesDirectory, statFile } from './file-identity.js';
+import { identityOf, listDirectory, namesDirectory, resolveLink, statFile } from './file-identity.js';
 import { LineSplitter } from './line-reader.js';
 import { DEFAULT_LOG_FILENAME, compareWriteOrder, fileNameForFormat, listLogFiles, namesSortByTime, patternToRegExp, type LogFile } from './log-file-set.js';
 import { decideResume, type SavedOffset, type StartAt } from './resume-position.js';
@@ -219,6 +219,10 @@ export class LogTailer implements Component {
         if (this.stopping) return;
         const next = await this.successor(current);
         if (!next) break;
+        // What was written to the old file after the read above and before the new one
+        // appeared is still to be read: the old file is final only now.
+        await this.readToEnd(current);
+        if (this.stopping) return;
         await this.switchTo(next);
       }
       this.flushIfIdle();
@@ -244,7 +248,7 @@ export class LogTailer implements Component {
       return false;
     }
     const renamedSaved = !this.directoryMode && this.saved && files[0]?.id !== this.saved.fileId
-      ? await this.findRenamed(this.saved.fileId) : null;
+      ? await this.findRenamed(this.saved) : null;
     const decision = decideResume({
       files, saved: this.saved, startAt: this.o.startAt, presentAtStart: this.sourceSeenAtStart,
       namesSortByTime: this.directoryMode && namesSortByTime(this.o.logFilename || DEFAULT_LOG_FILENAME), singleFile: !this.directoryMode, renamedSaved,
@@ -276,6 +280,8 @@ export class LogTailer implements Component {
       sizeBytes: Number(stats.size), mtimeMs: Number(stats.mtimeMs), savedOffset: -1,
     };
     this.parser.openFile(file.path);
+    // A link's target in another directory: its appends wake the tailer too.
+    if (!this.directoryMode && path.dirname(file.path) !== path.dirname(this.o.source)) this.watcher?.add(path.dirname(file.path));
     this.o.log.info({ file: file.path, offset, source: this.o.source }, 'tailing log file');
   }
 
@@ -328,19 +334,18 @@ export class LogTailer implements Component {
   /** The file to read after `current` once it is read to the end, or null to stay on it. */
   private async successor(current: OpenFile): Promise<LogFile | null> {
     if (!this.directoryMode) {
-      const now = await statFile(this.o.source);
-      if (!now || now.id === current.id) return null;
-      return { path: this.o.source, name: path.basename(this.o.source), ...now };
+      const [now] = await this.sourceFiles() ?? [];
+      return now && now.id !== current.id ? now : null;
     }
     const files = (await this.sourceFiles()) ?? [];
     const position: LogFile = { path: current.path, name: current.name, id: current.id, sizeBytes: current.sizeBytes, mtimeMs: current.mtimeMs };
     return files.find((f) => f.id !== current.id && compareWriteOrder(f, position) > 0) ?? null;
   }
 
-  /** The current file is done (a newer file exists): its last entry is final. */
+  /** The current file is done (a newer file exists): its last line and entry are final. */
   private async switchTo(next: LogFile): Promise<void> {
     const finished = this.current!;
-    const events = this.parser.flush();
+    const events = this.parser.finish(finished.splitter);
     this.counters.filesRotated++;
     this.o.log.info({ from: finished.path, to: next.path }, 'log file rotated');
     await this.closeCurrent();
@@ -398,12 +403,19 @@ export class LogTailer implements Component {
 
   private async sourceFiles(): Promise<LogFile[] | null> {
     if (this.directoryMode) return listLogFiles(this.o.source, this.pattern!);
-    const state = await statFile(this.o.source);
-    return state ? [{ path: this.o.source, name: path.basename(this.o.source), ...state }] : [];
+    const file = await resolveLink(this.o.source);
+    const state = file === null ? null : await statFile(file);
+    return state ? [{ path: file!, name: path.basename(file!), ...state }] : [];
   }
 
-  /** File mode: the saved file renamed within its directory (logrotate's `postgresql.log.1`). */
-  private async findRenamed(fileId: string): Promise<LogFile | null> {
+  /**
+   * File mode, the configured path now naming another file: the saved file where it was (a link
+   * re-pointed away from it), or renamed within its directory (logrotate's `postgresql.log.1`).
+   */
+  private async findRenamed(saved: SavedOffset): Promise<LogFile | null> {
+    const fileId = saved.fileId;
+    const there = saved.filePath === this.o.source ? null : await statFile(saved.filePath);
+    if (there?.id === fileId) return { path: saved.filePath, name: path.basename(saved.filePath), ...there };
     const directory = path.dirname(this.o.source);
     const base = path.basename(this.o.source);
     const names = (await listDirectory(directory)) ?? [];

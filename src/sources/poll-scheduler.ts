@@ -35,6 +35,7 @@ import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.j
 import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
+import { describeRoleChange, roleChange, type RoleChange } from './role-change.js';
 
 const UNDEFINED_OBJECT = '42704';
 
@@ -104,7 +105,9 @@ const DROPPED_DATABASE_MEMORY_MS = 10 * 60_000;
 const PROBE_SQL = `
 SELECT current_setting('server_version_num')::int AS version_num, current_setting('server_version') AS version,
        pg_is_in_recovery() AS in_recovery, current_database() AS datname,
-       (extract(epoch FROM pg_postmaster_start_time()) * 1000)::float8 AS started_at_ms`;
+       (extract(epoch FROM pg_postmaster_start_time()) * 1000)::float8 AS started_at_ms,
+       -- A primary's timeline, from the name of the WAL file it writes (a standby has none of its own).
+       CASE WHEN NOT pg_is_in_recovery() THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline_id`;
 /**
  * Databases someone wants to themselves: DROP DATABASE and ALTER DATABASE ... RENAME / SET
  * TABLESPACE hold (or wait for) AccessExclusiveLock on the database object, CREATE DATABASE ...
@@ -148,6 +151,7 @@ export class PollScheduler implements Component {
   private latestView: Map<string, Sample> | null = null;
   private readonly lastErrorCode = new Map<string, string>();
   private readonly statusListeners: Array<(status: PollStatus) => void> = [];
+  private readonly roleListeners: Array<(change: RoleChange) => void> = [];
   private currentStatus: PollStatus = { connected: false, lastError: null, server: null };
   private reconnecting: Promise<void> | null = null;
   private probing: Promise<void> | null = null;
@@ -289,11 +293,12 @@ export class PollScheduler implements Component {
   private async connect(): Promise<void> {
     const previous = this.currentStatus.server;
     // The DSN's database is known by name only once the probe has run: its pool moves there.
-    const { server, datname } = await this.probe(this.connections.pool(null));
+    const { server, datname, timelineId } = await this.probe(this.connections.pool(null));
     this.mainDatabase = datname;
     this.connections.nameMain(datname);
     await this.refreshDatabases();
     this.generation += 1;
+    this.sayRoleChange(previous, server, timelineId);
     this.logConnected(server, previous !== null && previous.startedAtMs !== server.startedAtMs);
     this.setStatus({ connected: true, lastError: null, server });
     this.emitServer(server);
@@ -308,11 +313,25 @@ export class PollScheduler implements Component {
     );
   }
 
-  private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string }> {
+  /** Promoted, or back as a standby: said once, as a warning (the change a failover makes), and told to the listeners. */
+  private sayRoleChange(before: ServerInfo | null, after: ServerInfo, timelineId: number | null): void {
+    const change = roleChange(before, after, timelineId);
+    if (!change) return;
+    this.options.logger.warn({ target: this.options.target, ...change }, describeRoleChange(this.options.target, change));
+    for (const listener of this.roleListeners) listener(change);
+  }
+
+  /** Called when a probe finds the server's role changed (not on the first connect). */
+  onRoleChange(listener: (change: RoleChange) => void): void {
+    this.roleListeners.push(listener);
+  }
+
+  private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string; timelineId: number | null }> {
     const [row] = await this.connections.query(pool, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
     if (!row) throw new Error('the probe query returned no row');
     return {
       datname: String(row.datname),
+      timelineId: row.timeline_id === null || row.timeline_id === undefined ? null : Number(row.timeline_id),
       server: {
         versionNum: Number(row.version_num),
         version: String(row.version),
@@ -330,11 +349,12 @@ export class PollScheduler implements Component {
     this.probing ??= (async () => {
       const before = this.currentStatus.server;
       try {
-        const { server } = await this.probe(this.connections.pool(this.mainDatabase));
+        const { server, timelineId } = await this.probe(this.connections.pool(this.mainDatabase));
         await this.refreshDatabases();
         this.emitServer(server);
         if (before && (before.inRecovery !== server.inRecovery || before.startedAtMs !== server.startedAtMs)) {
           this.logConnected(server, before.startedAtMs !== server.startedAtMs);
+          this.sayRoleChange(before, server, timelineId);
           // Runs still in flight were for the old role: their samples are dropped.
           this.generation += 1;
           this.setStatus({ connected: true, lastError: null, server });

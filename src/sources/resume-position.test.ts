@@ -43,6 +43,10 @@ const rows: Row[] = [
     files: [file('server.log', '2:2', 100, 100)], saved: { filePath: '/logs/server.log', fileId: '2:1', offset: 50, updatedMs: 900 },
     singleFile: true, renamedSaved: file('server.log.1', '2:1', 80, 50),
   }, { kind: 'open', file: file('server.log.1', '2:1', 80, 50), offset: 50, lost: null, truncatedWhileDown: false }],
+  ['file mode, saved under a link\'s own path, the link resolved to that same file now: resume in it', {
+    files: [file('server-1200.log', '2:1', 100, 100)], saved: { filePath: '/logs/server.log', fileId: '2:1', offset: 50, updatedMs: 900 },
+    singleFile: true, namesSortByTime: false,
+  }, { kind: 'open', file: file('server-1200.log', '2:1', 100, 100), offset: 50, lost: null, truncatedWhileDown: false }],
   ['file mode, saved offset but no file yet: wait', { files: [], saved: savedIn(a, 1), singleFile: true }, { kind: 'wait' }],
 ];
 

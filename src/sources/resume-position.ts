@@ -54,8 +54,9 @@ export function decideResume(input: ResumeInput): ResumeDecision {
   const { files, saved } = input;
   if (saved) {
     // Same identity under another name is a reused inode (the server never renames its files;
-    // a logrotate rename comes in as renamedSaved), not the saved file.
-    const same = input.renamedSaved ?? files.find((f) => f.id === saved.fileId && f.path === saved.filePath);
+    // a logrotate rename comes in as renamedSaved), not the saved file. File mode has one file,
+    // whatever its path: a position saved under a link's own path names the link's target.
+    const same = input.renamedSaved ?? files.find((f) => f.id === saved.fileId && (input.singleFile || f.path === saved.filePath));
     if (same) {
       const truncated = same.sizeBytes < saved.offset;
       return { kind: 'open', file: same, offset: truncated ? 0 : saved.offset, lost: null, truncatedWhileDown: truncated };

@@ -133,6 +133,17 @@ export class SourceParser {
     return events;
   }
 
+  /**
+   * The file is final (rotated away): a last line whose newline never came is its last line, and
+   * everything pending is flushed.
+   */
+  finish(splitter: LineSplitter): AnyLogEvent[] {
+    const events: AnyLogEvent[] = [];
+    splitter.end((line) => events.push(...this.push(line)));
+    events.push(...this.flush());
+    return events;
+  }
+
   /** First byte of the oldest line not yet turned into a returned event; null when none. */
   safeOffset(): number | null {
     if (this.undetected.length > 0) return this.undetected[0]!.offset;

@@ -33,13 +33,20 @@ export interface SpawnOptions {
   user?: { uid: number; gid: number };
   /** `serve` for the read-only API over a store; default `run`. */
   command?: 'run' | 'serve';
+  /** Added to the environment (which is PATH alone otherwise). */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** A command the daemon runs under (`strace -f -o FILE`); `child` is then that command's process. */
+  wrapper?: string[];
 }
 
 /** `pgvigil run ARGS --listen 127.0.0.1:<free port>` (or `pgvigil serve ...`). */
 export async function spawnDaemon(args: string[], options: SpawnOptions = {}): Promise<DaemonProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [PGVIGIL, options.command ?? 'run', ...args, '--listen', `127.0.0.1:${port}`], {
-    env: { PATH: process.env.PATH },
+  const command = [...(options.wrapper ?? []), process.execPath, PGVIGIL, options.command ?? 'run', ...args, '--listen', `127.0.0.1:${port}`];
+  const child = spawn(command[0]!, command.slice(1), {
+    env: { PATH: process.env.PATH, ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   let output = '';

@@ -4,15 +4,12 @@
  * Shared by the fleet tests: the stores forwarded by `pgvigil central forward` and by live
  * `pgvigil run` sidecars.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import pg from 'pg';
 import { expect } from 'vitest';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import { openStore } from '../../src/store/open-store.js';
+import { documentedGrants } from './fleet-grants.js';
 import type { PgServer } from './pg-harness.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 export type FleetRole = 'pgvigil_forward' | 'pgvigil_reader';
 

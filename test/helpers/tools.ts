@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, it, type SuiteFactory, type TestFunction } from 'vitest';
 import { pgAvailability } from './pg-binaries.js';
 
-export type ToolName = 'pg15' | 'pg19' | 'pgbadger' | 'promtool' | 'prometheus' | 'alertmanager' | 'postgres_exporter' | 'chromium';
+export type ToolName = 'pg15' | 'pg19' | 'pgbadger' | 'promtool' | 'prometheus' | 'alertmanager' | 'postgres_exporter' | 'chromium' | 'strace';
 
 export interface ToolStatus {
   ok: boolean;
@@ -23,6 +23,7 @@ const BINARIES: Record<Exclude<ToolName, 'pg15' | 'pg19'>, { binary: string; apt
   alertmanager: { binary: 'prometheus-alertmanager', aptPackage: 'prometheus-alertmanager' },
   postgres_exporter: { binary: 'prometheus-postgres-exporter', aptPackage: 'prometheus-postgres-exporter' },
   chromium: { binary: 'chromium', aptPackage: 'chromium' },
+  strace: { binary: 'strace', aptPackage: 'strace' },
 };
 
 export function toolAvailable(name: ToolName): ToolStatus {

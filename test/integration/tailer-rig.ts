@@ -79,7 +79,8 @@ export interface Rig {
   expectSeqs(expected: number[], what?: string): Promise<void>;
   /** Steps the clock past the idle-flush delay (and the poll interval). */
   idle(): Promise<void>;
-  restart(overrides?: Partial<LogTailerOptions>): Promise<void>;
+  /** Stops the tailer, runs `whileDown` (what happens while pgvigil is not running), starts a new one from the saved position. */
+  restart(overrides?: Partial<LogTailerOptions>, whileDown?: () => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -126,9 +127,10 @@ export async function startRig(dir: string, rigOptions: RigOptions): Promise<Rig
       await clock.advance(1_100);
       rig.tailer.wake();
     },
-    async restart(overrides) {
+    async restart(overrides, whileDown) {
       await rig.tailer.stop();
       writer.flush();
+      whileDown?.();
       rig.tailer = make({ savedOffset: readSavedOffset(db, 'db1', options.source), ...overrides });
       await rig.tailer.start();
     },

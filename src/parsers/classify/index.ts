@@ -125,7 +125,7 @@ function classifyMessage(entry: LogEntry, message: string): Classification | nul
       break;
     case 115: // s
       if (message.startsWith(STATEMENT)) return classifyDdl(message, STATEMENT.length);
-      if (message.startsWith('shutting down ')) return classifyServerRestart(message);
+      if (message.startsWith('shutting down ') || message.startsWith('selected new timeline ')) return classifyServerRestart(message);
       break;
     case 97: // a
       if (message.startsWith('automatic ')) {
@@ -154,7 +154,7 @@ function classifyMessage(entry: LogEntry, message: string): Classification | nul
     case 114: // r
       if (message.startsWith('recovery ')) return classifyRecoveryConflictWait(entry, message);
       if (message.startsWith('restartpoint ')) return classifyCheckpoint(message);
-      // "redo starts/done/is not required", "received ... shutdown request".
+      // "redo starts/done/is not required", "received ... shutdown request", "received promote request".
       if (message.startsWith('re')) return classifyServerRestart(message);
       break;
     case 105: // i

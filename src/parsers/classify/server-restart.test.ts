@@ -60,6 +60,8 @@ describe('server_restart: other versions and phases', () => {
     ['received fast shutdown request', { phase: 'shutdown_requested', shutdown_mode: 'fast' }],
     ['received immediate shutdown request', { phase: 'shutdown_requested', shutdown_mode: 'immediate' }],
     ['database system is shut down', { phase: 'shut_down' }],
+    ['received promote request', { phase: 'promote_requested' }],
+    ['selected new timeline ID: 2', { phase: 'new_timeline', timeline_id: 2 }],
   ])('%s', (message, expected) => {
     const event = classifyEntry(stderrEntry(`2026-10-14 04:00:00.100 UTC [1001] LOG:  ${message}`), 't1');
     expect(event.kind).toBe('server_restart');

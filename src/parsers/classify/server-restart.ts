@@ -2,7 +2,8 @@
  * The server's stop / crash-reset / recovery / start sequence (postmaster.c, xlog.c,
  * xlogrecovery.c 15+; LOG, 13-19), one phase per line:
  * terminating_others -> reinitializing (or not_restarting) -> interrupted -> automatic_recovery ->
- * redo_start -> redo_done / redo_not_required -> ready; and shutdown_requested -> shut_down.
+ * redo_start -> redo_done / redo_not_required -> ready; shutdown_requested -> shut_down; and a
+ * standby's promotion: promote_requested -> redo_done -> new_timeline -> ready.
  */
 import type { ServerRestartDetails, ServerRestartPhase } from '../../domain/index.js';
 import type { Classification } from './classification.js';
@@ -33,6 +34,9 @@ const FORMS: ReadonlyArray<readonly [RegExp, ServerRestartPhase, Fill]> = [
     d.shutdown_mode = g[1] === 'smart' || g[1] === 'fast' || g[1] === 'immediate' ? g[1] : null;
   }],
   [/^database system is shut down$/, 'shut_down', none],
+  // A standby promoted (pg_ctl promote, pg_promote()); xlogrecovery.c, xlog.c.
+  [/^received promote request$/, 'promote_requested', none],
+  [/^selected new timeline ID: (\d+)$/, 'new_timeline', (g, d) => (d.timeline_id = Number(g[1]))],
 ];
 
 export function classifyServerRestart(message: string): Classification | null {
