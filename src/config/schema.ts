@@ -80,6 +80,12 @@ const retention = z
   .object({
     max_age_days: z.number().positive().default(14),
     max_size_mb: z.number().positive().default(2048),
+    /**
+     * Samples older than this are thinned to one per series_thinned_step_minutes (the latest of
+     * each step); null keeps every sample. At least 24: autovacuum-abnormal reads a day back.
+     */
+    series_full_resolution_hours: z.number().min(24).nullable().default(48),
+    series_thinned_step_minutes: z.number().positive().max(60).default(5),
   })
   .strict();
 
