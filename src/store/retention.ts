@@ -7,8 +7,9 @@
  *
  * Before that, samples older than the full-resolution age are thinned to one per step (the latest
  * of each step, so a counter keeps its value at the step's end): per-table series at the poll
- * interval for 14 days would never fit the size budget. No rule reads a series further back than
- * a day at its defaults (autovacuum-abnormal's lookback), and the schema keeps the age above that.
+ * interval for 14 days would never fit the size budget. Rules read at most an hour back at full
+ * density (autovacuum-abnormal's growth window; the schema keeps the age above it); further back
+ * they read counters (autovacuum_count over a day), which the latest sample per step keeps.
  */
 import type { Db } from './open-store.js';
 import type { Clock, Component } from '../domain/index.js';
@@ -38,7 +39,7 @@ export interface ThinningMark {
 const CHUNK_ROWS = 50_000;
 /** Series whose old samples one transaction deletes at most. */
 const CHUNK_SERIES = 2_000;
-const DEFAULT_THINNED_STEP_MS = 300_000;
+const DEFAULT_THINNED_STEP_MS = 1_800_000;
 
 export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, mark: ThinningMark = { thinnedBeforeMs: null }): RetentionResult {
   const cutoffMs = nowMs - policy.maxAgeMs;
