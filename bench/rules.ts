@@ -20,10 +20,15 @@ import type { RuleView } from '../src/rules/rule-view.js';
 import { StoreRuleViewSource } from '../src/rules/store-rule-view.js';
 import { median, range } from './lib/measure.js';
 import { SyntheticStore } from './lib/synthetic-store.js';
+import { applyRetention } from '../src/store/retention.js';
 import type { Benchmark } from './run.js';
 
 const TARGETS = [{ name: 'primary', cluster: 'main' }, { name: 'standby1', cluster: 'main' }];
 const TARGET_MS = 100;
+const DAY_MS = 86_400_000;
+/** The retention defaults (src/config/schema.ts). */
+const FULL_RESOLUTION_MS = 2 * 3_600_000;
+const THINNED_STEP_MS = 30 * 60_000;
 /**
  * Every kept table's latest budget: what repack-change-ceiling's advisory reads once it asks for
  * the name the collector emits (it asks for pg_stat_user_tables_repack_hours_until_ceiling,
@@ -142,6 +147,7 @@ export async function runRulesBench(): Promise<void> {
         `an evaluation makes ${lookups}: ${(median(scans) * lookups / median(totals)).toFixed(0)}x this evaluation's wall median`);
       if (source.stats.badRows > 0) say(`    rows the view could not decode: ${source.stats.badRows} (${source.stats.examples.join('; ')})`);
     }
+    thinningSection(store, rules, nowMs, runs, shape.tableStepMs);
     const [firstDays, firstWallMs, firstCpuMs] = medians[0]!;
     const ratios = (pick: (m: [number, number, number]) => number, first: number) => medians.map((m) => `${m[0]} d ${(pick(m) / first).toFixed(2)}x`).join(', ');
     say(`\n  median per size / median at ${firstDays} day${firstDays === 1 ? '' : 's'}: wall ${ratios((m) => m[1], firstWallMs)}; CPU ${ratios((m) => m[2], firstCpuMs)}`);
@@ -149,6 +155,35 @@ export async function runRulesBench(): Promise<void> {
     store.db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * retention.series_full_resolution_hours and _thinned_step_minutes at their defaults (2 h, then one sample per 30 min): the
+ * store before and after one retention run thins it, the run's time, and a full evaluation after.
+ * The synthetic per-table series are written hourly (see synthetic-store.ts), so what thinning
+ * does to them at the collector's real 15 s is projected from the bytes per sample measured here.
+ */
+function thinningSection(store: SyntheticStore, rules: readonly Rule[], nowMs: number, runs: number, tableStepMs: number): void {
+  const before = store.counts();
+  const perTableSeries = store.db.prepare("SELECT count(*) FROM series WHERE name LIKE 'pg_stat_user_tables_%' AND labels LIKE '%relname%'").pluck().get() as number;
+  const started = performance.now();
+  const result = applyRetention(store.db, { maxAgeMs: 14 * DAY_MS, maxSizeBytes: Number.MAX_SAFE_INTEGER, fullResolutionMs: FULL_RESOLUTION_MS, thinnedStepMs: THINNED_STEP_MS }, nowMs);
+  const thinMs = performance.now() - started;
+  store.db.exec('VACUUM');
+  const after = store.counts();
+  say(`\n  thinning (full resolution ${FULL_RESOLUTION_MS / 3_600_000} h, then 1 sample per ${THINNED_STEP_MS / 60_000} min) at the last size: ${result.samplesThinned.toLocaleString('en')} samples thinned in ${(thinMs / 1000).toFixed(1)} s;`);
+  say(`    store ${before.megabytes.toFixed(0)} MB, ${before.samples.toLocaleString('en')} samples -> ${after.megabytes.toFixed(0)} MB, ${after.samples.toLocaleString('en')} samples (after VACUUM)`);
+  const source = new StoreRuleViewSource(store.db, { targets: TARGETS });
+  evaluateAll(source, rules, nowMs);
+  const totals = Array.from({ length: runs }, () => evaluateAll(source, rules, nowMs).totalMs);
+  say(`    full evaluation after thinning: ${median(totals).toFixed(1)} ms (${range(totals)}) [target: under ${TARGET_MS} ms]`);
+  // Projection for per-table series at their real 15 s (the synthetic ones are every tableStepMs).
+  const bytesPerSample = after.megabytes * 1e6 / after.samples;
+  const days = 14;
+  const full = perTableSeries * (days * DAY_MS) / 15_000;
+  const thinned = perTableSeries * (FULL_RESOLUTION_MS / 15_000 + (days * DAY_MS - FULL_RESOLUTION_MS) / THINNED_STEP_MS);
+  say(`    projected per-table samples for ${days} days at 15 s (${perTableSeries.toLocaleString('en')} series, ~${bytesPerSample.toFixed(0)} B each as stored here; ` +
+    `synthetic step ${tableStepMs / 60_000} min): all kept ${(full * bytesPerSample / 1e9).toFixed(1)} GB, thinned ${(thinned * bytesPerSample / 1e9).toFixed(1)} GB [budget 2.1 GB]`);
 }
 
 export const benchmark: Benchmark = {

@@ -50,7 +50,7 @@ describe('applyRetention', () => {
   it('deletes events and samples past the age limit and keeps the rest', () => {
     const db = storeWithDays(10, 10);
     const result = applyRetention(db, { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
-    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60, seriesRetired: 0 });
+    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60, seriesRetired: 0, samplesThinned: 0 });
     expect(count(db, 'events')).toBe(40);
     expect(count(db, 'samples')).toBe(40);
   });
@@ -85,7 +85,7 @@ describe('applyRetention retiring series', () => {
     expect(seriesPids(db)).toEqual(['100', '200']);
 
     const result = applyRetention(db, { maxAgeMs: 14 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
-    expect(result).toEqual({ eventsDeleted: 0, samplesDeleted: 3, seriesRetired: 1 });
+    expect(result).toEqual({ eventsDeleted: 0, samplesDeleted: 3, seriesRetired: 1, samplesThinned: 0 });
     expect(seriesPids(db)).toEqual(['200']);
     expect(db.prepare('SELECT ts_ms FROM samples').pluck().all()).toEqual([NOW_MS - DAY_MS]);
 
@@ -145,9 +145,9 @@ describe('RetentionJob', () => {
     await job.stop();
 
     expect(lines).toEqual([
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 2, samplesDeleted: 2, seriesRetired: 0, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 2, samplesDeleted: 2, seriesRetired: 0, samplesThinned: 0, msg: 'retention removed old data' },
     ]);
     db.close();
   });
@@ -194,7 +194,7 @@ describe('RetentionJob', () => {
     other.close();
     await clock.advance(INTERVAL_MS);
     expect(storedMs(db)).toEqual([NOW_MS]);
-    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, msg: 'retention removed old data' }]);
+    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, msg: 'retention removed old data' }]);
     // Counted for pgvigil_retention_failures_total / _deleted_rows_total.
     expect(job.stats).toEqual({ failures: 1, rowsDeleted: 2 });
     await job.stop();
@@ -221,5 +221,61 @@ describe('RetentionJob', () => {
     };
     expect(lines).toEqual([failure, failure]);
     expect(job.stats.failures).toBe(2);
+  });
+});
+
+describe('thinning old samples', () => {
+  const MINUTE_MS = 60_000;
+  const HOUR_MS = 60 * MINUTE_MS;
+  const STEP_MS = 5 * MINUTE_MS;
+  const thinning = { maxAgeMs: 14 * DAY_MS, maxSizeBytes: 1e12, fullResolutionMs: 48 * HOUR_MS, thinnedStepMs: STEP_MS };
+  const dir = mkdtempSync(join(tmpdir(), 'pgvigil-thinning-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Writes a counter of `target`/`name` every 15 s over [fromMs, toMs) through the StoreWriter; value = seconds since fromMs. */
+  function writeCounter(db: Db, clock: ManualClock, fromMs: number, toMs: number): void {
+    const writer = new StoreWriter(db, clock, silentLogger());
+    for (let ts = fromMs; ts < toMs; ts += 15_000) {
+      writer.enqueue({ samples: [{ target: 't', name: 'pg_stat_user_tables_n_dead_tup', labels: { datname: 'shop', schemaname: 'public', relname: 'orders' }, tsMs: ts, value: (ts - fromMs) / 1000 }] });
+    }
+    expect(writer.flush()).toBe(true);
+  }
+  const samples = (db: Db) => db.prepare('SELECT ts_ms AS tsMs, value FROM samples ORDER BY ts_ms').all() as Array<{ tsMs: number; value: number }>;
+
+  it('keeps the latest sample of each step past the full-resolution age and every sample within it, step after step as the clock moves', async () => {
+    const clock = new ManualClock(NOW_MS);
+    const db = openStore(join(dir, 'thin.db'));
+    const startMs = NOW_MS - 50 * HOUR_MS;
+    writeCounter(db, clock, startMs, NOW_MS);
+    const job = new RetentionJob(db, thinning, clock, silentLogger(), 10 * MINUTE_MS);
+    await job.start();
+
+    const thinnedBefore = Math.floor((NOW_MS - 48 * HOUR_MS) / STEP_MS) * STEP_MS;
+    const old = samples(db).filter((s) => s.tsMs < thinnedBefore);
+    // Two hours at one per 5 minutes: each the step's last (its counter value at the step's end).
+    expect(old).toHaveLength((thinnedBefore - startMs) / STEP_MS);
+    for (const s of old) {
+      expect(s.tsMs % STEP_MS).toBe(STEP_MS - 15_000);
+      expect(s.value).toBe((s.tsMs - startMs) / 1000);
+    }
+    expect(samples(db).filter((s) => s.tsMs >= thinnedBefore)).toHaveLength((NOW_MS - thinnedBefore) / 15_000);
+
+    // Ten minutes later: two more steps thinned, nothing thinned twice, the full-resolution part intact.
+    writeCounter(db, clock, NOW_MS, NOW_MS + 10 * MINUTE_MS);
+    const before = samples(db).length;
+    await clock.advance(10 * MINUTE_MS);
+    expect(before - samples(db).length).toBe(2 * (STEP_MS / 15_000 - 1));
+    expect(samples(db).filter((s) => s.tsMs < thinnedBefore + 2 * STEP_MS).every((s) => s.tsMs % STEP_MS === STEP_MS - 15_000)).toBe(true);
+    await job.stop();
+    db.close();
+  });
+
+  it('keeps every sample when series_full_resolution_hours is null', () => {
+    const db = openStore(':memory:');
+    writeCounter(db, new ManualClock(NOW_MS), NOW_MS - 3 * DAY_MS, NOW_MS - 3 * DAY_MS + HOUR_MS);
+    expect(applyRetention(db, { ...thinning, fullResolutionMs: null }, NOW_MS)).toMatchObject({ samplesDeleted: 0, samplesThinned: 0 });
+    expect(samples(db)).toHaveLength(240);
+    expect(applyRetention(db, thinning, NOW_MS)).toMatchObject({ samplesDeleted: 228, samplesThinned: 228 });
+    db.close();
   });
 });

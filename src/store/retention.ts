@@ -4,6 +4,12 @@
  * (a session's series once its pid is gone for the retention period, a dropped table's). Alerts,
  * transitions and the outbox are kept: they are small and are the incident record. Deletes run
  * in bounded transactions so a large clean-up never holds the write lock for long.
+ *
+ * Before that, samples older than the full-resolution age are thinned to one per step (the latest
+ * of each step, so a counter keeps its value at the step's end): per-table series at the poll
+ * interval for 14 days would never fit the size budget. Rules read at most an hour back at full
+ * density (autovacuum-abnormal's growth window; the schema keeps the age above it); further back
+ * they read counters (autovacuum_count over a day), which the latest sample per step keeps.
  */
 import type { Db } from './open-store.js';
 import type { Clock, Component } from '../domain/index.js';
@@ -11,22 +17,36 @@ import type { Clock, Component } from '../domain/index.js';
 export interface RetentionPolicy {
   maxAgeMs: number;
   maxSizeBytes: number;
+  /** Samples older than this are thinned to one per `thinnedStepMs`; null (the default) keeps every sample. */
+  fullResolutionMs?: number | null;
+  thinnedStepMs?: number;
 }
 
 export interface RetentionResult {
   eventsDeleted: number;
   samplesDeleted: number;
   seriesRetired: number;
+  /** Of samplesDeleted, those removed by thinning. */
+  samplesThinned: number;
+}
+
+/** Thinning done up to (exclusive): each step is thinned once, not re-read at every run. */
+export interface ThinningMark {
+  thinnedBeforeMs: number | null;
 }
 
 /** Rows one transaction deletes at most (a series' old samples are never split across two). */
 const CHUNK_ROWS = 50_000;
 /** Series whose old samples one transaction deletes at most. */
 const CHUNK_SERIES = 2_000;
+const DEFAULT_THINNED_STEP_MS = 1_800_000;
 
-export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number): RetentionResult {
+export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, mark: ThinningMark = { thinnedBeforeMs: null }): RetentionResult {
   const cutoffMs = nowMs - policy.maxAgeMs;
-  const result = deleteOlderThan(db, cutoffMs);
+  const samplesThinned = policy.fullResolutionMs === undefined || policy.fullResolutionMs === null ? 0
+    : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? cutoffMs), nowMs - policy.fullResolutionMs, mark);
+  const result = { ...deleteOlderThan(db, cutoffMs), samplesThinned };
+  result.samplesDeleted += samplesThinned;
   // Over budget: move the cutoff forward a day at a time from the oldest data until it fits.
   for (let guard = 0; guard < 1000 && usedBytes(db) > policy.maxSizeBytes; guard++) {
     const oldest = oldestMs(db);
@@ -40,7 +60,43 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number): 
   return result;
 }
 
-function deleteOlderThan(db: Db, cutoffMs: number): RetentionResult {
+/**
+ * Keeps the latest sample of each whole step in [fromMs, beforeMs) per series. Steps are aligned
+ * on the epoch and only whole ones are thinned, so a run never thins a step twice or half of one;
+ * `mark` remembers where this run stopped (a restart reads the retained range once more).
+ */
+function thin(db: Db, stepMs: number, fromMs: number, beforeMs: number, mark: ThinningMark): number {
+  const from = Math.floor(fromMs / stepMs) * stepMs;
+  const before = Math.floor(beforeMs / stepMs) * stepMs;
+  if (before <= from) return 0;
+  const thinSeries = db.prepare(`DELETE FROM samples WHERE series_id = @id AND ts_ms >= @from AND ts_ms < @before AND ts_ms NOT IN (
+    SELECT max(ts_ms) FROM samples WHERE series_id = @id AND ts_ms >= @from AND ts_ms < @before GROUP BY ts_ms - ts_ms % @stepMs)`);
+  const thinned = eachSeriesChunk(db, (id) => thinSeries.run({ id, from, before, stepMs }).changes);
+  mark.thinnedBeforeMs = before;
+  return thinned;
+}
+
+/** Runs `perSeries` over every series, a chunk of series (or CHUNK_ROWS rows) per transaction. */
+function eachSeriesChunk(db: Db, perSeries: (id: number) => number): number {
+  const nextSeries = db.prepare(`SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ${CHUNK_SERIES}`).pluck();
+  let total = 0;
+  let afterId = 0;
+  const chunk = db.transaction(() => {
+    const ids = nextSeries.all(afterId) as number[];
+    let rows = 0;
+    for (const id of ids) {
+      afterId = id;
+      rows += perSeries(id);
+      if (rows >= CHUNK_ROWS) break;
+    }
+    total += rows;
+    return ids.length > 0;
+  });
+  for (let more = true; more;) more = chunk();
+  return total;
+}
+
+function deleteOlderThan(db: Db, cutoffMs: number): Omit<RetentionResult, 'samplesThinned'> {
   const events = db.prepare(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts_ms < ? LIMIT ${CHUNK_ROWS})`);
   let eventsDeleted = 0;
   for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
@@ -104,6 +160,7 @@ export class RetentionJob implements Component {
   /** Runs that failed (a locked, full or broken store): retried at the next interval, and counted. */
   readonly stats = { failures: 0, rowsDeleted: 0 };
   private timer: { cancel(): void } | null = null;
+  private readonly thinning: ThinningMark = { thinnedBeforeMs: null };
 
   constructor(
     private readonly db: Db,
@@ -124,7 +181,7 @@ export class RetentionJob implements Component {
 
   runOnce(): void {
     try {
-      const result = applyRetention(this.db, this.policy, this.clock.nowMs());
+      const result = applyRetention(this.db, this.policy, this.clock.nowMs(), this.thinning);
       this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted;
       if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired > 0) this.log.info({ ...result }, 'retention removed old data');
     } catch (err) {

@@ -6,9 +6,11 @@
  */
 import { seededRandom } from './seeded-random.js';
 const PREFIX_TIME = Date.UTC(2026, 10, 30, 7, 0, 0);
+/** Time between entries unless told: dense, a few minutes of log per thousand entries. */
+const DEFAULT_STEP_MS = 137;
 
-function stamp(i: number): string {
-  return new Date(PREFIX_TIME + i * 137).toISOString().replace('T', ' ').replace('Z', ' UTC');
+function stamp(i: number, stepMs = DEFAULT_STEP_MS): string {
+  return new Date(PREFIX_TIME + i * stepMs).toISOString().replace('T', ' ').replace('Z', ' UTC');
 }
 
 const VACUUM_LINES = [
@@ -25,10 +27,11 @@ const VACUUM_LINES = [
 /** stderr with log_line_prefix '%m [%p] %q%u@%d '. */
 export const GENERATED_STDERR_PREFIX = '%m [%p] %q%u@%d ';
 
-export function generatedStderrLog(entries: number, seed = 1): string {
+/** `stepMs`: time between entries (a long span, days of log, for the rules replay bench). */
+export function generatedStderrLog(entries: number, seed = 1, stepMs = DEFAULT_STEP_MS): string {
   const next = seededRandom(seed);
   const out: string[] = [];
-  const at = (i: number, pid: number): string => `${stamp(i)} [${pid}] `;
+  const at = (i: number, pid: number): string => `${stamp(i, stepMs)} [${pid}] `;
   for (let i = 0; i < entries; i++) {
     const pid = 1000 + Math.floor(next() * 12);
     const roll = next();

@@ -48,9 +48,11 @@ export interface LiveRules {
 /**
  * `nameLocks`: the tailer's lock events get names as in the daemon (TargetSources), reloaded at
  * most every 500 ms. `store`: a store file instead of memory, closed by stop() and left on disk.
+ * `logFilename`: the server's log_filename while the incident runs (a scenario's own file, which
+ * the tailer reads from its first line once it appears).
  */
 export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET,
-  o: { nameLocks?: boolean; store?: string } = {}): Promise<LiveRules> {
+  o: { nameLocks?: boolean; store?: string; logFilename?: string } = {}): Promise<LiveRules> {
   const log = silentLogger();
   const db = openStore(o.store ?? ':memory:');
   const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
@@ -63,7 +65,7 @@ export async function startLiveRules(server: PgServer, thresholds: RulesOptions[
     ? relationNamesOf(scheduler, { clock: systemClock, logger: log, minReloadMs: 500 })
     : null;
   const components = [writer, scheduler, new LogTailer({
-    target, source: server.logDir, logFilename: 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
+    target, source: server.logDir, logFilename: o.logFilename ?? 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
     timezone: 'UTC', startAt: 'end', savedOffset: null, writer: names ? namingWriter(writer, names) : writer, clock: systemClock, log,
     pollIntervalMs: 100, idleFlushMs: 200,
   }), new RuleEngine({
