@@ -81,8 +81,8 @@ const retention = z
     max_age_days: z.number().positive().default(14),
     max_size_mb: z.number().positive().default(2048),
     /**
-     * Samples older than this are thinned to one per series_thinned_step_minutes (the latest of
-     * each step); null keeps every sample. 2 h / 30 min keep 14 days of per-table series at the
+     * Per-table samples older than this are thinned to one per series_thinned_step_minutes (the
+     * latest of each step); server-wide series keep every sample; null keeps every sample. 2 h / 30 min keep 14 days of per-table series at the
      * default caps (60,000 series at 15 s) within the 2 GB budget; at least 1: rules read up to an
      * hour of per-table samples at full density (autovacuum-abnormal's growth window).
      */

@@ -39,7 +39,8 @@ function storeWithDays(days: number, rowsPerDay: number): Db {
   for (let d = 0; d < days; d++) {
     for (let i = 0; i < rowsPerDay; i++) timestampsMs.push(NOW_MS - d * DAY_MS + i * 1000);
   }
-  insertRows(db, timestampsMs);
+  // In time order, as a log is written: the newest event has the highest id.
+  insertRows(db, timestampsMs.sort((a, b) => a - b));
   return db;
 }
 
@@ -47,6 +48,17 @@ const count = (db: Db, table: string) =>
   (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
 
 describe('applyRetention', () => {
+  it('keeps the newest event even when it is past the age limit, so new events never reuse an id forwarding has passed', () => {
+    const db = storeWithDays(10, 10);
+    const newestId = db.prepare('SELECT max(id) FROM events').pluck().get() as number;
+    applyRetention(db, { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS + 30 * DAY_MS);
+    expect(db.prepare('SELECT id FROM events').pluck().all()).toEqual([newestId]);
+    const next = db.prepare(`INSERT INTO events (target, ts_ms, kind, level, message, details, source_file, source_offset)
+      VALUES ('t', ?, 'generic', 'LOG', 'new', '{}', 'f', 0)`).run(NOW_MS + 30 * DAY_MS);
+    expect(next.lastInsertRowid).toBe(newestId + 1);
+    db.close();
+  });
+
   it('deletes events and samples past the age limit and keeps the rest', () => {
     const db = storeWithDays(10, 10);
     const result = applyRetention(db, { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
@@ -267,6 +279,31 @@ describe('thinning old samples', () => {
     expect(before - samples(db).length).toBe(2 * (STEP_MS / 15_000 - 1));
     expect(samples(db).filter((s) => s.tsMs < thinnedBefore + 2 * STEP_MS).every((s) => s.tsMs % STEP_MS === STEP_MS - 15_000)).toBe(true);
     await job.stop();
+    db.close();
+  });
+
+  it('thins per-table series only: server-wide series (lag, horizon, slots) keep every sample for reviews', () => {
+    const db = openStore(':memory:');
+    const clock = new ManualClock(NOW_MS);
+    const writer = new StoreWriter(db, clock, silentLogger());
+    for (let ts = NOW_MS - 3 * DAY_MS; ts < NOW_MS - 3 * DAY_MS + HOUR_MS; ts += 15_000) {
+      writer.enqueue({ samples: [{ target: 't', name: 'pg_standby_replay_delay_seconds', labels: {}, tsMs: ts, value: 1 }] });
+    }
+    expect(writer.flush()).toBe(true);
+    expect(applyRetention(db, thinning, NOW_MS)).toMatchObject({ samplesThinned: 0 });
+    expect(samples(db)).toHaveLength(240);
+    db.close();
+  });
+
+  it('thins at most six hours of data per run, so a store never thinned before costs runs, not one long stall', () => {
+    const db = openStore(':memory:');
+    writeCounter(db, new ManualClock(NOW_MS), NOW_MS - 4 * DAY_MS, NOW_MS - 3 * DAY_MS);
+    const mark = { thinnedBeforeMs: null };
+    applyRetention(db, thinning, NOW_MS, mark);
+    expect(mark.thinnedBeforeMs).toBe(NOW_MS - 4 * DAY_MS + 6 * HOUR_MS);
+    expect(samples(db).filter((s) => s.tsMs >= mark.thinnedBeforeMs!)).toHaveLength(18 * 240);
+    for (let run = 0; run < 3; run++) applyRetention(db, thinning, NOW_MS, mark);
+    expect(samples(db)).toHaveLength(24 * 12);
     db.close();
   });
 

@@ -5,9 +5,12 @@
  * transitions and the outbox are kept: they are small and are the incident record. Deletes run
  * in bounded transactions so a large clean-up never holds the write lock for long.
  *
- * Before that, samples older than the full-resolution age are thinned to one per step (the latest
- * of each step, so a counter keeps its value at the step's end): per-table series at the poll
- * interval for 14 days would never fit the size budget. Rules read at most an hour back at full
+ * Before that, per-table samples older than the full-resolution age are thinned to one per step
+ * (the latest of each step, so a counter keeps its value at the step's end): per-table series at
+ * the poll interval for 14 days would never fit the size budget. Server-wide series (lag, the xmin
+ * horizon, slots, databases) are few and are what an incident review charts: they keep every
+ * sample for the retention age. A run thins at most MAX_THIN_SPAN_MS of data, so the first run
+ * over a store that was never thinned (an upgrade) does not hold the daemon's thread for minutes. Rules read at most an hour back at full
  * density (autovacuum-abnormal's growth window; the schema keeps the age above it); further back
  * they read counters (autovacuum_count over a day), which the latest sample per step keeps.
  */
@@ -40,11 +43,13 @@ const CHUNK_ROWS = 50_000;
 /** Series whose old samples one transaction deletes at most. */
 const CHUNK_SERIES = 2_000;
 const DEFAULT_THINNED_STEP_MS = 1_800_000;
+/** Data one run thins at most: 6 h of per-table samples at the default caps is about 2 s of work. */
+const MAX_THIN_SPAN_MS = 6 * 3_600_000;
 
 export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, mark: ThinningMark = { thinnedBeforeMs: null }): RetentionResult {
   const cutoffMs = nowMs - policy.maxAgeMs;
   const samplesThinned = policy.fullResolutionMs === undefined || policy.fullResolutionMs === null ? 0
-    : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? cutoffMs), nowMs - policy.fullResolutionMs, mark);
+    : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? oldestPerTableSampleMs(db) ?? nowMs), nowMs - policy.fullResolutionMs, mark);
   const result = { ...deleteOlderThan(db, cutoffMs), samplesThinned };
   result.samplesDeleted += samplesThinned;
   // Over budget: move the cutoff forward a day at a time from the oldest data until it fits.
@@ -67,18 +72,21 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
  */
 function thin(db: Db, stepMs: number, fromMs: number, beforeMs: number, mark: ThinningMark): number {
   const from = Math.floor(fromMs / stepMs) * stepMs;
-  const before = Math.floor(beforeMs / stepMs) * stepMs;
+  const before = Math.min(Math.floor(beforeMs / stepMs) * stepMs, from + Math.ceil(MAX_THIN_SPAN_MS / stepMs) * stepMs);
   if (before <= from) return 0;
   const thinSeries = db.prepare(`DELETE FROM samples WHERE series_id = @id AND ts_ms >= @from AND ts_ms < @before AND ts_ms NOT IN (
     SELECT max(ts_ms) FROM samples WHERE series_id = @id AND ts_ms >= @from AND ts_ms < @before GROUP BY ts_ms - ts_ms % @stepMs)`);
-  const thinned = eachSeriesChunk(db, (id) => thinSeries.run({ id, from, before, stepMs }).changes);
+  const thinned = eachSeriesChunk(db, PER_TABLE_SERIES, (id) => thinSeries.run({ id, from, before, stepMs }).changes);
   mark.thinnedBeforeMs = before;
   return thinned;
 }
 
-/** Runs `perSeries` over every series, a chunk of series (or CHUNK_ROWS rows) per transaction. */
-function eachSeriesChunk(db: Db, perSeries: (id: number) => number): number {
-  const nextSeries = db.prepare(`SELECT id FROM series WHERE id > ? ORDER BY id LIMIT ${CHUNK_SERIES}`).pluck();
+/** Series with a table among their labels (labelsKey's canonical form: `[["datname","app"],["relname","orders"]]`). */
+const PER_TABLE_SERIES = `labels LIKE '%["relname",%'`;
+
+/** Runs `perSeries` over the series `where` selects, a chunk of series (or CHUNK_ROWS rows) per transaction. */
+function eachSeriesChunk(db: Db, where: string, perSeries: (id: number) => number): number {
+  const nextSeries = db.prepare(`SELECT id FROM series WHERE id > ? AND ${where} ORDER BY id LIMIT ${CHUNK_SERIES}`).pluck();
   let total = 0;
   let afterId = 0;
   const chunk = db.transaction(() => {
@@ -97,7 +105,10 @@ function eachSeriesChunk(db: Db, perSeries: (id: number) => number): number {
 }
 
 function deleteOlderThan(db: Db, cutoffMs: number): Omit<RetentionResult, 'samplesThinned'> {
-  const events = db.prepare(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts_ms < ? LIMIT ${CHUNK_ROWS})`);
+  // The newest event stays, old or not: SQLite gives a new row max(id) + 1, so deleting every
+  // event would hand out ids again that forwarding's cursor has already passed.
+  const events = db.prepare(`DELETE FROM events WHERE id IN (
+    SELECT id FROM events WHERE ts_ms < ? AND id < (SELECT max(id) FROM events) LIMIT ${CHUNK_ROWS})`);
   let eventsDeleted = 0;
   for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
     deleted = events.run(cutoffMs).changes;
@@ -145,6 +156,11 @@ function usedBytes(db: Db): number {
   const pages = db.pragma('page_count', { simple: true }) as number;
   const free = db.pragma('freelist_count', { simple: true }) as number;
   return (pages - free) * pageSize;
+}
+
+/** Where thinning starts when no run has thinned yet: a seek per per-table series. */
+function oldestPerTableSampleMs(db: Db): number | null {
+  return db.prepare(`SELECT min((SELECT min(ts_ms) FROM samples WHERE series_id = series.id)) FROM series WHERE ${PER_TABLE_SERIES}`).pluck().get() as number | null;
 }
 
 /** The oldest event or sample; per series a seek on the samples key, not a scan of the table. */
