@@ -13,7 +13,10 @@ import { promises as fsp } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
+import { readShippedCatalogs } from '../parsers/lang/catalog.js';
+import { Translator } from '../parsers/lang/translator.js';
 import { LineSplitter } from '../sources/line-reader.js';
+import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
 import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
 import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
@@ -25,7 +28,9 @@ export interface RangeTask {
   type: 'task';
   id: number;
   /** Pipeline options (the format resolved); `file` is what events name and what is read. */
-  pipeline: Omit<LogPipelineOptions, 'clock'>;
+  pipeline: Omit<LogPipelineOptions, 'clock' | 'translator'>;
+  /** The log's language (file-head.ts): the worker reads it with the same shipped catalogs. */
+  translation: LogTranslation | null;
   /** Read the whole (decompressed) file from its start; `start` and `ends` are then 0 and [Infinity]. */
   whole: boolean;
   start: number;
@@ -57,6 +62,21 @@ async function* plainChunksFrom(path: string, start: number): AsyncGenerator<Buf
   }
 }
 
+const translators = new Map<string, Translator>();
+
+/** The translator the main thread chose, from the same shipped catalogs: built once per worker. */
+function shippedTranslator({ language, majors }: LogTranslation): Translator {
+  const key = `${language}/${majors.join(',')}`;
+  let translator = translators.get(key);
+  if (translator === undefined) {
+    const catalogs = readShippedCatalogs(language).filter((c) => majors.includes(c.major));
+    if (catalogs.length === 0) throw new Error(`no shipped message catalog for language ${language}, PostgreSQL ${majors.join(', ')}`);
+    translator = new Translator(catalogs);
+    translators.set(key, translator);
+  }
+  return translator;
+}
+
 class Credits {
   private available = CREDIT_BATCHES;
   private waiter: (() => void) | null = null;
@@ -83,7 +103,8 @@ class Credits {
 }
 
 async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker, transfer?: ArrayBuffer[]) => void): Promise<void> {
-  const parser = new RangeParser(() => createLogPipeline(task.pipeline), task.ends);
+  const options = { ...task.pipeline, translator: task.translation && shippedTranslator(task.translation) };
+  const parser = new RangeParser(() => createLogPipeline(options), task.ends);
   const splitter = new LineSplitter({ startOffset: task.start, startLine: 1 });
   let batch: AnyLogEvent[] = [];
   let overLongSeen = 0;

@@ -11,6 +11,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
 import { defaultJobs, workersCanRead } from '../analyze/default-jobs.js';
+import { readFileHeads, type HeadOrError } from '../analyze/file-head.js';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -18,8 +19,8 @@ import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/for
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
-import { expandInputs, STDIN } from '../sources/log-inputs.js';
-import { readHeadLines, readLines } from '../sources/offline-reader.js';
+import { expandInputs } from '../sources/log-inputs.js';
+import { readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
@@ -109,14 +110,14 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
 
   try {
-    const ordered = await orderByFirstTimestamp(files, settings, log);
-    let jobs = !(await workersCanRead(ordered)) ? 1 : options.jobs ?? await defaultJobs(ordered);
-    // Workers read English only (no translator crosses a thread): translated logs parse here.
-    if (jobs > 1 && options.lang !== 'en' && await anyTranslated(ordered, settings, log)) jobs = 1;
+    const jobs = !(await workersCanRead(files)) ? 1 : options.jobs ?? await defaultJobs(files);
+    // Read once: the order of several files, and the format and language each worker is given.
+    const heads = await readFileHeads(files.length > 1 || jobs > 1 ? files : [], settings, log);
+    const ordered = orderByFirstTimestamp(files, heads);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
       const summaryOnly = !options.events && !options.db && !options.rules && redactLevel === 'off';
-      const parsed = await parseFilesInParallel(ordered, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
+      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
       for (const file of parsed) {
         const report: AnalyzeFileReport = {
           path: file.path, format: file.format ? inputFormatName(file.format.format, file.format.envelope) : null, prefix: file.format?.prefix ?? null,
@@ -125,6 +126,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         reports.push(report);
         if (report.lines > 0 && report.error === null && (file.stats?.entries ?? 0) === 0) notUnderstood.push(report);
         if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);
+        if (file.language !== null) io.stderr.write(languageNote(file.path, file.language));
         if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
         overLongLines += file.overLongLines;
         if (file.stats) {
@@ -153,7 +155,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       await drain();
-      if (parser.language !== null) io.stderr.write(`pgvigil analyze: ${file}: read in language ${parser.language} (PostgreSQL message catalogs)\n`);
+      if (parser.language !== null) io.stderr.write(languageNote(file, parser.language));
       report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
@@ -217,45 +219,19 @@ export function eventJson(event: AnyLogEvent): Record<string, unknown> {
 }
 
 /** Files sorted by the timestamp of their first event; files without one keep their place at the end. */
-async function orderByFirstTimestamp(files: string[], settings: ParserSettings, log: Logger): Promise<string[]> {
+function orderByFirstTimestamp(files: string[], heads: ReadonlyMap<string, HeadOrError>): string[] {
   if (files.length < 2) return files;
-  // One file at a time: a thousand rotated files must not mean a thousand open descriptors.
-  const firsts: Array<{ file: string; index: number; first: number | null }> = [];
-  for (const [index, file] of files.entries()) firsts.push({ file, index, first: await firstTimestamp(file, settings, log) });
-  firsts.sort((a, b) => (a.first ?? Infinity) - (b.first ?? Infinity) || a.index - b.index);
-  return firsts.map((f) => f.file);
+  const first = (file: string): number => {
+    const head = heads.get(file);
+    return head === undefined || 'error' in head ? Infinity : head.firstTsMs ?? Infinity;
+  };
+  return files.map((file, index) => ({ file, index, first: first(file) }))
+    .sort((a, b) => a.first - b.first || a.index - b.index)
+    .map((f) => f.file);
 }
 
-async function anyTranslated(files: readonly string[], settings: ParserSettings, log: Logger): Promise<boolean> {
-  for (const file of files) {
-    try {
-      const parser = new SourceParser(settings, log);
-      parser.openFile(file);
-      for (const line of await readHeadLines(file)) parser.push(line);
-      parser.flush();
-      if (parser.language !== null) return true;
-    } catch {
-      // reported when the file is read for real
-    }
-  }
-  return false;
-}
-
-async function firstTimestamp(file: string, settings: ParserSettings, log: Logger): Promise<number | null> {
-  if (file === STDIN) return null; // read once, when its turn comes
-  try {
-    const parser = new SourceParser(settings, log);
-    parser.openFile(file);
-    let first: number | null = null;
-    const seen = (events: AnyLogEvent[]): void => {
-      for (const e of events) if (first === null || e.tsMs < first) first = e.tsMs;
-    };
-    for (const line of await readHeadLines(file)) seen(parser.push(line));
-    seen(parser.flush());
-    return first;
-  } catch {
-    return null; // reported when the file is read for real
-  }
+function languageNote(file: string, language: string): string {
+  return `pgvigil analyze: ${file}: read in language ${language} (PostgreSQL message catalogs)\n`;
 }
 
 /** The store modules (and SQLite's native addon) load only with --db: start-up of every other run. */

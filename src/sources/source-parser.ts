@@ -36,6 +36,12 @@ export interface ParserSettings {
 
 export type { PipelineStats };
 
+/** A translated log's language and the majors of the shipped catalogs it is read with. */
+export interface LogTranslation {
+  language: string;
+  majors: number[];
+}
+
 /** Lines held back for detection before giving up and using what was found. */
 const DETECT_LINES = 200;
 
@@ -62,6 +68,11 @@ export class SourceParser {
   /** The language the current file was read in; null for English or while undetected. */
   get language(): string | null {
     return this.translator?.language ?? null;
+  }
+
+  /** The current file's language and the catalog majors it is read with (a worker builds the same translator from them); null for English or while undetected. */
+  get translation(): LogTranslation | null {
+    return this.translator ? { language: this.translator.language, majors: this.translator.majors } : null;
   }
 
   private fixedTranslator(): Translator | null | undefined {

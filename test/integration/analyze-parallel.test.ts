@@ -3,7 +3,8 @@
  * bytes) so that split points fall inside every kind of multi-line entry: on every golden log
  * fixture (events, counts and examples per file, against one pipeline over the file) and on large
  * generated logs in the three formats (the whole output of text, --json, --events, --rules and
- * --db, against `-j 1`).
+ * --db, against `-j 1`); and on the translated fixtures, which the workers read with the language
+ * the main thread detected.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -21,6 +22,7 @@ import { FIXTURES_DIR, listCases, readCase } from '../helpers/scenarios/fixture-
 import { parseLogFile } from '../helpers/scenarios/parse-log.js';
 
 const TINY_RANGE_BYTES = 300;
+const LANG_FIXTURES_DIR = path.join(FIXTURES_DIR, '..', 'logs-lang');
 
 describe('golden fixtures parsed in tiny ranges on 2 workers', () => {
   const cases = listCases().map((name) => {
@@ -39,7 +41,7 @@ describe('golden fixtures parsed in tiny ranges on 2 workers', () => {
     }
     for (const group of groups.values()) {
       const events = new Map<string, AnyLogEvent[]>(group.map((c) => [c.file, []]));
-      const files = await parseFilesInParallel(group.map((c) => c.file), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, (event) => {
+      const files = await parseFilesInParallel(group.map((c) => c.file), new Map(), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, (event) => {
         events.get(event.source.file)!.push(event);
       }, () => undefined, silentLogger());
       for (const file of files) parallel.set(file.path, { file, events: events.get(file.path)! });
@@ -75,6 +77,23 @@ function storedEvents(file: string): unknown[] {
     db.close();
   }
 }
+
+describe('translated logs parsed in tiny ranges on 2 workers print what -j 1 prints', () => {
+  const dirs = fs.readdirSync(LANG_FIXTURES_DIR).map((name) => path.join(LANG_FIXTURES_DIR, name));
+  // Every scenario of every language at once, per format: ordering, detection and language per file.
+  for (const extension of ['log', 'csv', 'json']) {
+    const files = dirs.flatMap((dir) => fs.readdirSync(dir).filter((f) => f.endsWith(`.${extension}`)).map((f) => path.join(dir, f)));
+    for (const output of [{ json: true }, { events: true }] as AnalyzeOptions[]) {
+      it(`${extension} ${JSON.stringify(output)}`, async () => {
+        const one = await run(files, { ...output, jobs: 1 });
+        const two = await run(files, { ...output, jobs: 2, rangeBytes: TINY_RANGE_BYTES });
+        expect(files.length).toBeGreaterThan(20);
+        for (const language of ['de', 'es', 'ja', 'ru']) expect(one.stderr).toContain(`read in language ${language} `);
+        expect(two).toEqual(one);
+      }, 120_000);
+    }
+  }
+});
 
 describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
   let dir: string;
