@@ -51,7 +51,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts });
   alerts.onTransition(() => outbox.wake());
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
-  const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }));
+  const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }), config.retention.intervalMs);
   const forwarder = buildForwarder(config, db, clock, log.child({ component: 'forward' }));
   const metrics = new Metrics({
     clock,

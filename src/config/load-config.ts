@@ -48,7 +48,7 @@ export interface Config {
     idleConnectionTimeoutMs: number;
     databaseLockCheckIntervalMs: number;
   };
-  retention: { maxAgeMs: number; maxSizeBytes: number };
+  retention: { maxAgeMs: number; maxSizeBytes: number; intervalMs: number };
   notify: {
     pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } | null;
     /** Every Alertmanager to send each alert to (one, or the members of an HA cluster). */
@@ -231,7 +231,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       idleConnectionTimeoutMs: raw.collectors.idle_connection_timeout_ms,
       databaseLockCheckIntervalMs: raw.collectors.database_lock_check_interval_ms,
     },
-    retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576 },
+    retention: { maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576, intervalMs: raw.retention.interval_ms },
     notify: {
       pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms } : null,
       alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat() },

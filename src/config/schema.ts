@@ -80,6 +80,8 @@ const retention = z
   .object({
     max_age_days: z.number().positive().default(14),
     max_size_mb: z.number().positive().default(2048),
+    /** How often retention runs; short only for tests and soaks that must see it prune. */
+    interval_ms: durationMsBetween(1_000, 86_400_000, '1 s to 1 day').default(600_000),
   })
   .strict();
 

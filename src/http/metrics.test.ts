@@ -415,4 +415,26 @@ describe('Metrics of pgvigil itself', () => {
     failures.network = 5;
     expect((await scrape()).get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(5);
   });
+
+  it('exposes the process figures a soak watches: memory, heap, open descriptors and the event loop delay since the last scrape', async () => {
+    const { scrape } = setup();
+    await scrape();
+    // Block the loop for 150 ms: the delay histogram's next window must show it. Not right after
+    // the scrape: Node's histogram skips the first interval after a reset.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const until = performance.now() + 150;
+    while (performance.now() < until);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const got = await scrape();
+    expect(got.get('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.15);
+    expect(got.get('nodejs_eventloop_lag_p50_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_p99_seconds')!);
+    expect(got.get('nodejs_eventloop_lag_p99_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_max_seconds')!);
+    // A new window: the block is in the previous one.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBeLessThan(0.15);
+    expect(got.get('process_open_fds')).toBeGreaterThan(2);
+    expect(got.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(got.get('nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(got.get('nodejs_heap_size_total_bytes')!);
+    expect(got.get('process_resident_memory_bytes')).toBeGreaterThan(got.get('nodejs_heap_size_used_bytes')!);
+  });
 });
