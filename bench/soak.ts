@@ -9,13 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { destroyAllServers } from '../test/helpers/pg-harness.js';
+import { envNumber } from './lib/measure.js';
 import { describeSoak, runSoak } from './lib/soak.js';
 import type { Benchmark } from './run.js';
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 async function runSoakBench(): Promise<void> {
   const minutes = envNumber('SOAK_MINUTES', 30);

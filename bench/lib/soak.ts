@@ -96,7 +96,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   load.catch(() => undefined);
   const daemon = await spawnDaemon(['--config', writeConfig(server, options)]);
   try {
-    await daemon.waitForLog(/^serving \/metrics/, 60_000);
+    await daemon.waitForLog(/^serving \/metrics/, 120_000);
     const pid = daemon.child.pid!;
     const started = Date.now();
     const samples: SoakSample[] = [];
