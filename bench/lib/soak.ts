@@ -14,6 +14,7 @@
  * (a few minutes), which asserts bounds on the same figures.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { createCollectors } from '../../src/collectors/index.js';
@@ -53,6 +54,8 @@ export interface SoakSample {
   storeBytes: number;
   retentionDeletedRows: number;
   logLinesRead: number;
+  /** The daemon's CPU time so far (user + system), in seconds. */
+  cpuSeconds: number;
 }
 
 export interface SoakResult {
@@ -66,6 +69,9 @@ export interface SoakResult {
   oldestEventAgeMs: number;
   retentionDeletedRows: number;
   logLinesRead: number;
+  /** The daemon's share of one core over the run, and the machine's load average at the end. */
+  cpuShare: number;
+  loadAverage: number;
   daemonExit: DaemonExit;
   /** The daemon's output when it did not exit 0 on SIGTERM. */
   daemonOutput: string;
@@ -115,6 +121,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         storeBytes: metrics.get('pgvigil_store_size_bytes') ?? NaN,
         retentionDeletedRows: metrics.get('pgvigil_retention_deleted_rows_total') ?? 0,
         logLinesRead: sumOf(metrics, 'pgvigil_log_lines_read_total'),
+        cpuSeconds: metrics.get('process_cpu_seconds_total') ?? NaN,
       };
       samples.push(sample);
       if (samples.length % 10 === 0) say(`  ${progressLine(sample)}`);
@@ -154,6 +161,8 @@ function summarise(samples: SoakSample[], oldestEventAgeMs: number, daemonExit: 
     oldestEventAgeMs,
     retentionDeletedRows: last?.retentionDeletedRows ?? 0,
     logLinesRead: last?.logLinesRead ?? 0,
+    cpuShare: samples.length < 2 ? NaN : (last!.cpuSeconds - samples[0]!.cpuSeconds) / (last!.t - samples[0]!.t),
+    loadAverage: os.loadavg()[0]!,
     daemonExit,
     daemonOutput,
   };
@@ -172,6 +181,7 @@ export function describeSoak(result: SoakResult, minutes: number): string[] {
     describeTrend('store size', result.storeSize, MB),
     `event-loop delay p99 per ${result.samples.length > 1 ? Math.round(result.samples[1]!.t - result.samples[0]!.t) : '?'} s window: median ${(lag.median * 1000).toFixed(1)} ms,` +
       ` max ${(lag.max * 1000).toFixed(1)} ms, ${lag.over100ms} of ${lag.windows} windows at 100 ms or more`,
+    `pgvigil's CPU: ${(result.cpuShare * 100).toFixed(0)}% of one core over the run; the machine's load average at the end ${result.loadAverage.toFixed(1)} (${os.cpus().length} cores)`,
     `oldest event in the store at the end: ${(result.oldestEventAgeMs / 1000).toFixed(0)} s old`,
   ];
 }

