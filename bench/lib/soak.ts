@@ -20,6 +20,7 @@ import { stringify } from 'yaml';
 import { createCollectors } from '../../src/collectors/index.js';
 import { openStore } from '../../src/store/open-store.js';
 import { spawnDaemon, type DaemonExit } from '../../test/helpers/daemon-process.js';
+import { parseExposition } from '../../test/helpers/exposition.js';
 import { startPrimary, type PgServer } from '../../test/helpers/pg-harness.js';
 import { driveLoad, prepareLoad, type LoadTarget } from './load.js';
 import { describeTrend, trendOf, type Point, type Trend } from './soak-figures.js';
@@ -197,17 +198,11 @@ function rssOf(pid: number): number {
   return Number(kb) * 1024;
 }
 
-/** The samples of a Prometheus exposition, by series (name plus labels as written). */
+/** /metrics as series -> value; throws when it does not answer. */
 async function scrape(metrics: () => Promise<string>): Promise<Map<string, number>> {
   const text = await metrics();
   if (text === '') throw new Error('pgvigil did not answer /metrics');
-  const values = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    values.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return values;
+  return parseExposition(text);
 }
 
 function sumOf(metrics: Map<string, number>, name: string): number {

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseExposition } from '../../test/helpers/exposition.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { fixtureEvents } from '../../test/integration/metrics-real-feed.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
@@ -7,17 +8,6 @@ import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
 import { Metrics, type MetricsOptions } from './metrics.js';
-
-/** `name{a="1",b="2"}` -> value, for the sample lines of an exposition. */
-function parseExposition(text: string): Map<string, number> {
-  const series = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return series;
-}
 
 function setup(options: Partial<MetricsOptions> = {}) {
   const clock = new ManualClock(Date.UTC(2026, 9, 14, 3, 0, 0));
