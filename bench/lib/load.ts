@@ -21,12 +21,20 @@ export function pgbenchPath(): string | null {
   return PGBENCH_CANDIDATES.find((p) => existsSync(p)) ?? null;
 }
 
-export async function driveLoad(target: LoadTarget, seconds: number, say: (msg: string) => void): Promise<void> {
+export interface LoadOptions {
+  /** pgbench's rate limit in transactions per second (default 350, the reference corpus's rate). */
+  tps?: number;
+  /** The tables already made by prepareLoad (a caller that starts measuring after the set-up). */
+  prepared?: boolean;
+}
+
+export async function driveLoad(target: LoadTarget, seconds: number, say: (msg: string) => void, options: LoadOptions = {}): Promise<void> {
   const deadline = Date.now() + seconds * 1000;
-  await setupTables(target);
+  if (!options.prepared) await prepareLoad(target);
   const pgbench = pgbenchPath();
-  say(pgbench ? `load: ${pgbench} -c 4 -R 350 (the reference corpus ran at 341 tps) for ${seconds} s plus the incident loop` : `load: no pgbench binary; a pg loop of 4 clients for ${seconds} s`);
-  const oltp = pgbench ? runPgbench(pgbench, target, seconds) : Promise.all([0, 1, 2, 3].map(() => tpcbLoop(target, deadline)));
+  const tps = options.tps ?? 350;
+  say(pgbench ? `load: ${pgbench} -c 4 -R ${tps} for ${seconds} s plus the incident loop` : `load: no pgbench binary; a pg loop of 4 clients for ${seconds} s`);
+  const oltp = pgbench ? runPgbench(pgbench, target, seconds, tps) : Promise.all([0, 1, 2, 3].map(() => tpcbLoop(target, deadline)));
   await Promise.all([oltp, incidentLoop(target, deadline), churnLoop(target, deadline)]);
 }
 
@@ -37,7 +45,8 @@ async function connect(target: LoadTarget): Promise<pg.Client> {
   return client;
 }
 
-async function setupTables(target: LoadTarget): Promise<void> {
+/** The tables the load works on (pgbench's, when installed, at scale 5). */
+export async function prepareLoad(target: LoadTarget): Promise<void> {
   const pgbench = pgbenchPath();
   if (pgbench) await run(pgbench, ['-i', '-s', '5', '-q', ...connArgs(target)]);
   const c = await connect(target);
@@ -61,8 +70,8 @@ function connArgs(t: LoadTarget): string[] {
   return ['-h', t.host, '-p', String(t.port), '-U', t.user, t.database];
 }
 
-function runPgbench(binary: string, target: LoadTarget, seconds: number): Promise<void> {
-  return run(binary, ['-n', '-c', '4', '-j', '2', '-R', '350', '-T', String(seconds), ...connArgs(target)]);
+function runPgbench(binary: string, target: LoadTarget, seconds: number, tps: number): Promise<void> {
+  return run(binary, ['-n', '-c', '4', '-j', '2', '-R', String(tps), '-T', String(seconds), ...connArgs(target)]);
 }
 
 function run(file: string, args: string[]): Promise<void> {

@@ -52,3 +52,9 @@ export function median(values: number[]): number {
 export function range(values: number[]): string {
   return `${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)}`;
 }
+
+/** A positive number from the environment, or the fallback. */
+export function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+}

@@ -48,7 +48,7 @@ export interface Config {
     idleConnectionTimeoutMs: number;
     databaseLockCheckIntervalMs: number;
   };
-  retention: { maxAgeMs: number; maxSizeBytes: number; fullResolutionMs: number | null; thinnedStepMs: number };
+  retention: { maxAgeMs: number; maxSizeBytes: number; intervalMs: number; fullResolutionMs: number | null; thinnedStepMs: number };
   notify: {
     pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } | null;
     /** Every Alertmanager to send each alert to (one, or the members of an HA cluster). */
@@ -232,7 +232,7 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       databaseLockCheckIntervalMs: raw.collectors.database_lock_check_interval_ms,
     },
     retention: {
-      maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576,
+      maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576, intervalMs: raw.retention.interval_ms,
       fullResolutionMs: raw.retention.series_full_resolution_hours === null ? null : raw.retention.series_full_resolution_hours * 3_600_000,
       thinnedStepMs: raw.retention.series_thinned_step_minutes * 60_000,
     },

@@ -88,6 +88,8 @@ const retention = z
      */
     series_full_resolution_hours: z.number().min(1).nullable().default(2),
     series_thinned_step_minutes: z.number().positive().max(60).default(30),
+    /** How often retention runs; short only for tests and soaks that must see it prune. */
+    interval_ms: durationMsBetween(1_000, 86_400_000, '1 s to 1 day').default(600_000),
   })
   .strict();
 

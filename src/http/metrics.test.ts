@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseExposition } from '../../test/helpers/exposition.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { fixtureEvents } from '../../test/integration/metrics-real-feed.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
@@ -7,17 +8,6 @@ import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
 import { Metrics, type MetricsOptions } from './metrics.js';
-
-/** `name{a="1",b="2"}` -> value, for the sample lines of an exposition. */
-function parseExposition(text: string): Map<string, number> {
-  const series = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return series;
-}
 
 function setup(options: Partial<MetricsOptions> = {}) {
   const clock = new ManualClock(Date.UTC(2026, 9, 14, 3, 0, 0));
@@ -414,5 +404,27 @@ describe('Metrics of pgvigil itself', () => {
     expect(got.get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(2);
     failures.network = 5;
     expect((await scrape()).get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(5);
+  });
+
+  it('exposes the process figures a soak watches: memory, heap, open descriptors and the event loop delay since the last scrape', async () => {
+    const { scrape } = setup();
+    await scrape();
+    // Block the loop for 150 ms: the delay histogram's next window must show it. Not right after
+    // the scrape: Node's histogram skips the first interval after a reset.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const until = performance.now() + 150;
+    while (performance.now() < until);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const got = await scrape();
+    expect(got.get('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.15);
+    expect(got.get('nodejs_eventloop_lag_p50_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_p99_seconds')!);
+    expect(got.get('nodejs_eventloop_lag_p99_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_max_seconds')!);
+    // A new window: the block is in the previous one.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBeLessThan(0.15);
+    expect(got.get('process_open_fds')).toBeGreaterThan(2);
+    expect(got.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+    expect(got.get('nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(got.get('nodejs_heap_size_total_bytes')!);
+    expect(got.get('process_resident_memory_bytes')).toBeGreaterThan(got.get('nodejs_heap_size_used_bytes')!);
   });
 });

@@ -3,7 +3,8 @@
  * time from plain stats getters the components expose. Getters must be cheap: they return
  * counters the components already keep, never do I/O beyond a stat() or an indexed count.
  */
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ForwardStats } from '../forward/forwarder.js';
 import type { ChannelStats } from '../notify/outbox.js';
@@ -144,7 +145,11 @@ export function registerSelfMetrics(registry: Registry, sources: SelfStatsSource
   registerProcessMetrics(registry, startedMs);
 }
 
-/** The standard process_* names (prom-client's defaults fail promtool's lint, so not those). */
+/**
+ * The standard process_* and nodejs_* names, as prom-client's default metrics call them; not
+ * collectDefaultMetrics itself, whose nodejs_active_*_total gauges fail promtool's lint. The
+ * ones a soak watches for a leak: resident memory, heap, open descriptors, event-loop lag.
+ */
 function registerProcessMetrics(registry: Registry, startedMs: number): void {
   new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', registers: [registry] }).set(Math.round(startedMs / 1000));
   gaugeFrom(registry, { name: 'process_resident_memory_bytes', help: 'Resident memory size in bytes.', labelNames: [], read: () => [[{}, process.memoryUsage.rss()]] });
@@ -155,6 +160,50 @@ function registerProcessMetrics(registry: Registry, startedMs: number): void {
       return [[{}, (usage.user + usage.system) / 1e6]];
     },
   });
+  gaugeFrom(registry, { name: 'process_open_fds', help: 'Number of open file descriptors.', labelNames: [], read: () => [[{}, openFileDescriptors()]] });
+  gaugeFrom(registry, { name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', labelNames: [], read: () => [[{}, process.memoryUsage().heapUsed]] });
+  gaugeFrom(registry, { name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', labelNames: [], read: () => [[{}, process.memoryUsage().heapTotal]] });
+  // One window per scrape: the first gauge collected (they collect in this order) takes it.
+  const delays = eventLoopDelays();
+  let window: LagWindow | null = null;
+  const lag = (name: string, what: string, read: () => number | null): void =>
+    gaugeFrom(registry, { name, help: `${what} event loop delay in seconds since the previous scrape (a 10 ms timer's period included, as prom-client measures it).`, labelNames: [], read: () => [[{}, read()]] });
+  lag('nodejs_eventloop_lag_p50_seconds', 'The median', () => (window = takeWindow(delays))?.p50 ?? null);
+  lag('nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the', () => window?.p99 ?? null);
+  lag('nodejs_eventloop_lag_max_seconds', 'The maximum', () => window?.max ?? null);
+}
+
+/** Open descriptors, from /proc (Linux); null elsewhere, and the series is left out. */
+function openFileDescriptors(): number | null {
+  try {
+    // Minus the descriptor readdir itself holds open on /proc/self/fd.
+    return readdirSync('/proc/self/fd').length - 1;
+  } catch {
+    return null;
+  }
+}
+
+interface LagWindow { p50: number; p99: number; max: number }
+
+/**
+ * One event-loop delay histogram per process (the loop is the process's), enabled with the first
+ * registry and never disabled: the loop it watches lasts as long.
+ */
+let eventLoopHistogram: IntervalHistogram | null = null;
+
+function eventLoopDelays(): IntervalHistogram {
+  if (eventLoopHistogram === null) {
+    eventLoopHistogram = monitorEventLoopDelay({ resolution: 10 });
+    eventLoopHistogram.enable();
+  }
+  return eventLoopHistogram;
+}
+
+/** The window since the last take, then a new one (as prom-client's collector at each scrape); null while it has no sample. */
+function takeWindow(h: IntervalHistogram): LagWindow | null {
+  const window = h.count > 0 ? { p50: h.percentile(50) / 1e9, p99: h.percentile(99) / 1e9, max: h.max / 1e9 } : null;
+  h.reset();
+  return window;
 }
 
 /** Adapts one target's PollScheduler.stats (per collector name) to CollectorStats. */

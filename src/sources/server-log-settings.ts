@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import type { Target } from '../config/load-config.js';
 import type { LogSourceConfig } from '../config/schema.js';
+import { POLL_LOCK_TIMEOUT_MS } from '../collectors/collector.js';
 import { clientConfigFor } from '../lib/pg-connection.js';
 import type { LogFormat } from '../parsers/framer.js';
 import { LOCALE_DIR_SETTING, readLocaleDir } from './server-language.js';
@@ -30,7 +31,8 @@ const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_
 export const CURRENT_LOGFILE = 'pg_current_logfile';
 
 export async function readServerLogSettings(target: Target, timeoutMs = 3_000): Promise<Record<string, string>> {
-  const client = new pg.Client({ ...clientConfigFor(target), connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs });
+  // The poller's lock_timeout too: a start-up read must not queue behind a DDL any more than a poll.
+  const client = new pg.Client({ ...clientConfigFor(target), connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs, lock_timeout: POLL_LOCK_TIMEOUT_MS });
   try {
     await client.connect();
     const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);

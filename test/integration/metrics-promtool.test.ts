@@ -66,7 +66,7 @@ describeWithTool('promtool', '/metrics of pgvigil watching PostgreSQL 18', () =>
       'pg_stat_user_tables_n_dead_tup', 'pg_replication_slots_catalog_xmin_age_xids', 'pg_xmin_horizon_holder_age_xids',
       'pg_stat_replication_replay_lag_bytes', 'pg_standby_replay_pending_bytes', 'pg_log_events_total', 'pg_log_autovacuum_elapsed_seconds_count',
       'pgvigil_alert_firing', 'pgvigil_collector_polls_total', 'pgvigil_store_write_duration_seconds_count', 'pgvigil_store_size_bytes',
-      'pgvigil_build_info', 'process_resident_memory_bytes',
+      'pgvigil_build_info', 'process_resident_memory_bytes', 'process_open_fds', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_p99_seconds',
     ]) expect(withSamples, name).toContain(name);
     expect(exposition).toMatch(/^pg_up\{target="primary"\} 1$/m);
     expect(exposition).toMatch(/^pg_up\{target="standby"\} 1$/m);

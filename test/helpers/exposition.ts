@@ -1,0 +1,12 @@
+/** Reading a Prometheus text exposition back in tests and benchmarks. */
+
+/** `name{a="1",b="2"}` -> value, for the sample lines of an exposition. */
+export function parseExposition(text: string): Map<string, number> {
+  const series = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const cut = line.lastIndexOf(' ');
+    series.set(line.slice(0, cut), Number(line.slice(cut + 1)));
+  }
+  return series;
+}
