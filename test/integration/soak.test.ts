@@ -1,6 +1,6 @@
 /**
  * The soak, CI-sized: `pgvigil run` (built: `npm run build` first) watching a busy PostgreSQL 18
- * for SOAK_TEST_MINUTES (default 2.5) with a 30 s retention that prunes every 10 s
+ * for SOAK_TEST_MINUTES (default 1.5) with a 30 s retention that prunes every 10 s
  * (bench/lib/soak.ts; `npm run bench -- soak` runs it for 30 minutes). Asserts that RSS, heap,
  * open descriptors and the store's size are flat after warm-up: the median of the last third of
  * the samples against the median of the second third (the first third is warm-up). The bounds
@@ -13,7 +13,7 @@ import { trendOf } from '../../bench/lib/soak-figures.js';
 import { destroyAllServers } from '../helpers/pg-harness.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 
-const MINUTES = Number(process.env.SOAK_TEST_MINUTES ?? 2.5);
+const MINUTES = Number(process.env.SOAK_TEST_MINUTES ?? 1.5);
 const RETENTION_MS = 30_000;
 const RETENTION_EVERY_MS = 10_000;
 
