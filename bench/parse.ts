@@ -239,7 +239,7 @@ async function run(): Promise<void> {
       ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
       ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
       analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', corpus.autovacuum, ['-j', '1']),
-      formatStderr: analyzeProgram('analyze -j 1 stderr (same events)', stderrSlice, ['-j', '1', '--format', 'stderr']),
+      formatStderr: analyzeProgram('analyze -j 1 stderr (same events)', stderrSlice, ['-j', '1', '--format', 'stderr', '--prefix', CORPUS_PREFIX]),
       formatCsv: analyzeProgram('analyze -j 1 csvlog (same events)', csvFile, ['-j', '1', '--format', 'csvlog']),
       formatJson: analyzeProgram('analyze -j 1 jsonlog (same events)', jsonFile, ['-j', '1', '--format', 'jsonlog']),
       badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
