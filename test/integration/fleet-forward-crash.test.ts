@@ -69,11 +69,13 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
 
   it('east: a forwarder killed with SIGKILL mid-run, run again, leaves every row once', async () => {
     const total = localCount(storeFile('east'), 'events');
+    await slowCentral(central);
     const first = forwardChild(storeFile('east'), as('pgvigil_forward'));
     // Killed once some batches are in and many are still to go.
     await waitUntil(async () => (await centralEvents('east')) > 0, 30_000, 'the first east events in the central database');
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
+    await fastCentral(central);
     expect(await centralEvents('east')).toBeLessThan(total);
     const second = forwardChild(storeFile('east'), as('pgvigil_forward'));
     expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
@@ -81,10 +83,12 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
   }, 120_000);
 
   it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
+    await slowCentral(central);
     const run = forwardChild(storeFile('west'), as('pgvigil_forward'));
     await waitUntil(async () => (await centralEvents('west')) > 0, 30_000, 'the first west events in the central database');
     await central.stop('immediate');
     await central.start();
+    await fastCentral(central);
     const exit = await run.exited;
     expect(exit).toMatchObject({ code: 0 });
     expect(exit.stderr).toMatch(/batch failed .*; retry 1 of 19/);
@@ -138,6 +142,19 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     await reader.end();
   });
 });
+
+/**
+ * A slow central (20 ms per event row), so that a kill or a restart lands mid-run: forwarding a
+ * whole test store otherwise takes less time than one look at the central count.
+ */
+async function slowCentral(central: PgServer): Promise<void> {
+  await centralQuery(central, `CREATE OR REPLACE FUNCTION public.slow_event_insert() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END$$`);
+  await centralQuery(central, 'CREATE TRIGGER slow_event_insert BEFORE INSERT ON pgvigil.events FOR EACH ROW EXECUTE FUNCTION public.slow_event_insert()');
+}
+
+async function fastCentral(central: PgServer): Promise<void> {
+  await centralQuery(central, 'DROP TRIGGER slow_event_insert ON pgvigil.events');
+}
 
 function localCount(file: string, table: 'events'): number {
   return readStore(file, (db) => db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number);
