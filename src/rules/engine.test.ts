@@ -66,6 +66,17 @@ describe('RuleEngine', () => {
     ]);
   });
 
+  it('updates an open alert at once when its summary says something new, not only new quantities', () => {
+    const script = (t: number): Array<{ key: string; summary: string }> =>
+      [{ key: 'k', summary: `pid ${t / S} killed after ${t / S} s; the server ${t < 3 * S ? 'is reinitializing' : 'recovered'}` }];
+    const { e, sink } = engine([scripted('r', script)]);
+    for (const t of [1, 2, 3, 4]) e.evaluate(t * S);
+    expect(sink.transitions.map((t) => [t.atMs / S, t.summary])).toEqual([
+      [1, 'pid 1 killed after 1 s; the server is reinitializing'],
+      [3, 'pid 3 killed after 3 s; the server recovered'],
+    ]);
+  });
+
   it('isolates a rule that throws: counted and logged with its id, the others run, its open alerts stay open', () => {
     let broken = false;
     const flaky = scripted('flaky', () => (broken ? 'throw' : [{ key: 'f' }]));

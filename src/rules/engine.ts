@@ -3,7 +3,8 @@
  * commits, and turns findings into alert transitions.
  *
  * Owns: when rules run, isolating their failures, and the firing/resolved state machine per dedup
- * key (fire on appearance; update only on a severity change or, rate-limited, a new summary;
+ * key (fire on appearance; update on a severity change or a summary that says something new, and,
+ * rate-limited, on a summary whose quantities alone moved;
  * resolve once a finding has been absent for the hold-down, so a flapping condition pages once).
  * Never: SQL (the RuleViewSource reads the store), formatting notifications (AlertSink and the
  * notifiers do), or any judgement about the database (rules do).
@@ -32,8 +33,10 @@ export interface EngineOptions {
   /** A finding must stay absent this long before its alert resolves. */
   holdDownMs: number;
   /**
-   * An open alert whose summary changed is re-fired at most this often: AlertStore then updates
-   * the stored summary and evidence, and notifies only if the severity changed.
+   * An open alert whose summary changed only in its quantities ("waited 6 s" -> "waited 11 s",
+   * "1 query" -> "2 queries", "572 MB" -> "1.1 GB") is re-fired at most this often; one that says
+   * something new (the holder named or changed, the server recovered) at once. AlertStore then
+   * updates the stored summary and evidence, and notifies only if the severity changed.
    */
   refireMinIntervalMs: number;
   /** Evaluations triggered by store commits are at least this far apart. */
@@ -178,7 +181,8 @@ export class RuleEngine implements Component {
       known.severity ??= severity;
       known.summary ??= finding.summary;
       const severityChanged = known.severity !== severity;
-      const summaryDue = known.summary !== finding.summary && steadyMs - known.lastFiredMs >= this.options.refireMinIntervalMs;
+      const summaryDue = known.summary !== finding.summary &&
+        (gistOf(known.summary) !== gistOf(finding.summary) || steadyMs - known.lastFiredMs >= this.options.refireMinIntervalMs);
       if (!severityChanged && !summaryDue) return;
     }
     const input: AlertFireInput = {
@@ -254,4 +258,12 @@ export class RuleEngine implements Component {
       this.deps.log.error({ err }, 'rules evaluation failed');
     }
   }
+}
+
+/**
+ * What a summary says without its quantities: each number and the word after it (its unit or
+ * noun: "6 s", "2 queries", "1.1 GB", "pid 4242 (") become one mark.
+ */
+function gistOf(summary: string): string {
+  return summary.replace(/\d[\d,.]*(?:\s+\S+)?/g, '#');
 }
