@@ -27,14 +27,10 @@ import { destroyAllServers, startPrimary } from '../test/helpers/pg-harness.js';
 import { amplify } from './lib/corpus.js';
 import { ownCpuSeconds, serverCpuSeconds } from './lib/server-cpu.js';
 import type { Benchmark } from './run.js';
+import { envNumber } from './lib/measure.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DAY_MS = 86_400_000;
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 const devNull = () => new Writable({ write: (_chunk, _encoding, done) => done() });

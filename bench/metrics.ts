@@ -35,7 +35,7 @@ import { StoreQueries } from '../src/store/queries.js';
 import { StoreWriter } from '../src/store/store-writer.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../test/helpers/pg-harness.js';
 import { freePort, waitUntil } from '../test/helpers/pg-processes.js';
-import { median } from './lib/measure.js';
+import { envNumber, median } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
 const CURL = '/usr/bin/curl';
@@ -43,11 +43,6 @@ const EXPORTER = '/usr/bin/prometheus-postgres-exporter';
 const PROMTOOL = '/usr/bin/promtool';
 const EXAMPLE_QUERIES = '/usr/share/doc/prometheus-postgres-exporter/examples/queries.yaml';
 const PER_TABLE_QUERIES = ['pg_stat_user_tables', 'pg_statio_user_tables'];
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 function say(msg: string): void {
   process.stdout.write(`${msg}\n`);

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { amplify, buildCorpus, CORPUS_PREFIX } from './lib/corpus.js';
 import { programCommand } from './lib/compile.js';
 import { writeOtherFormats } from './lib/formats.js';
-import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
+import { envNumber, median, range, timeProcess, type ProcessRun } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
 const PGBADGER = '/usr/bin/pgbadger';
@@ -51,11 +51,6 @@ interface Sample {
   /** MB per CPU second (user + system): less disturbed by other load on a shared machine. */
   mbPerCpuS: number | null;
   lines: number | null;
-}
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
 }
 
 function nodeProgram(name: string, program: string, file: string, env?: NodeJS.ProcessEnv): Program {

@@ -27,18 +27,13 @@ import { systemClock } from '../src/domain/clock.js';
 import { PollScheduler } from '../src/sources/poll-scheduler.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../test/helpers/pg-harness.js';
 import { freePort, waitUntil } from '../test/helpers/pg-processes.js';
-import { median } from './lib/measure.js';
+import { envNumber, median } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
 const EXPORTER = '/usr/bin/prometheus-postgres-exporter';
 const EXAMPLE_QUERIES = '/usr/share/doc/prometheus-postgres-exporter/examples/queries.yaml';
 const PER_TABLE_QUERIES = ['pg_stat_user_tables', 'pg_statio_user_tables'];
 const CLOCK_TICKS_PER_SECOND = 100;
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 function say(msg: string): void {
   process.stdout.write(`${msg}\n`);

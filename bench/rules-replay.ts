@@ -16,18 +16,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GENERATED_STDERR_PREFIX, generatedStderrLog } from '../test/helpers/generated-logs.js';
-import { median, range, timeProcess, type ProcessRun } from './lib/measure.js';
+import { envNumber, median, range, timeProcess, type ProcessRun } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
 const PGBADGER = '/usr/bin/pgbadger';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const PGVIGIL_BIN = path.join(ROOT, 'bin', 'pgvigil.js');
 const DAY_MS = 86_400_000;
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 function say(msg: string): void {
   process.stdout.write(`${msg}\n`);

@@ -18,7 +18,7 @@ import { buildRules } from '../src/rules/catalog.js';
 import type { Rule } from '../src/rules/rule.js';
 import type { RuleView } from '../src/rules/rule-view.js';
 import { StoreRuleViewSource } from '../src/rules/store-rule-view.js';
-import { median, range } from './lib/measure.js';
+import { envNumber, median, range } from './lib/measure.js';
 import { SyntheticStore } from './lib/synthetic-store.js';
 import { applyRetention } from '../src/store/retention.js';
 import type { Benchmark } from './run.js';
@@ -35,11 +35,6 @@ const THINNED_STEP_MS = 30 * 60_000;
  * which no collector emits, so today's evaluation skips it).
  */
 const PER_TABLE_READ = 'pg_stat_user_tables_repack_seconds_until_ceiling';
-
-function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-}
 
 function say(msg: string): void {
   process.stdout.write(`${msg}\n`);
