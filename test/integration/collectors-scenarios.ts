@@ -183,7 +183,7 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
 
   more?.(() => ctx);
 
-  it('runs every collector without a permission, column or row error', () => {
+  it('runs every collector without a permission, column or row error', async () => {
     for (const poller of [ctx.poller, ctx.standbyPoller]) {
       for (const [name, stats] of poller.scheduler.stats) {
         const unexpected = Object.keys(stats.errorsByCode).filter((code) => !EXPECTED_ERROR_CODES.has(code));
@@ -194,8 +194,11 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     expect(ran).toEqual(expect.arrayContaining(['pg_stat_user_tables', 'pg_replication_slots', 'pg_xmin_horizon', 'pg_stat_replication',
       'pg_stat_progress_vacuum', 'pg_stat_progress_repack', 'pg_maintenance_sessions', 'pg_lock_waits', 'pg_settings', 'pg_stat_database',
       'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_repack_leftovers', 'pg_total_relation_size']));
-    expect(ctx.poller.latest('pg_database_size_bytes', { datname: 'shop' })[0]?.value).toBeGreaterThan(0);
-    expect(ctx.poller.latest('pg_database_datfrozenxid_age_xids', { datname: 'template0' })[0]?.value).toBeGreaterThan(0);
+    // Waited for, not read at once: CI once found shop's size missing here (15 and 16, same run,
+    // not reproduced since, even under load). A run that failed, or a probe that timed out and
+    // counted the server lost, during the DROP above rightly empties it until the next run.
+    await ctx.poller.waitForSample('pg_database_size_bytes', { datname: 'shop' }, (v) => (v ?? 0) > 0, 'the size of shop');
+    await ctx.poller.waitForSample('pg_database_datfrozenxid_age_xids', { datname: 'template0' }, (v) => (v ?? 0) > 0, 'the datfrozenxid age of template0');
     const standbyRan = [...ctx.standbyPoller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(standbyRan).toEqual(expect.arrayContaining(['pg_standby', 'pg_stat_database_conflicts']));
   });
