@@ -64,8 +64,9 @@ async function openFile(file: string): Promise<OpenReads> {
 }
 
 async function openCentral(dsn: string, filter: CentralFilter, log: Logger): Promise<OpenReads> {
-  const [{ default: pgModule }, { connectionHint, describeConnection }, { requireCentralSchema }, { CentralReads }] = await Promise.all([
+  const [{ default: pgModule }, { connectionHint, describeConnection }, { requireCentralSchema }, { CentralReads }, { unreachableAsUnavailable }] = await Promise.all([
     import('pg'), import('./lib/pg-connection.js'), import('./central/migrate-central.js'), import('./central/central-reads.js'),
+    import('./central/unreachable-reads.js'),
   ]);
   const url = conninfoToUrl(dsn);
   if (!url.ok) throw Object.assign(new Error(`--store: ${url.problem}`), { code: 'CENTRAL_DSN' });
@@ -88,5 +89,5 @@ async function openCentral(dsn: string, filter: CentralFilter, log: Logger): Pro
     await pool.end().catch(() => undefined);
     throw Object.assign(new Error(`central store ${describeConnection(config)}: ${(err as Error).message} (hint: ${connectionHint(err)})`, { cause: err }), { code: 'CENTRAL_UNREADABLE' });
   }
-  return { reads: new CentralReads(pool, filter), close: () => pool.end() };
+  return { reads: unreachableAsUnavailable(new CentralReads(pool, filter), `central store ${describeConnection(config)}`), close: () => pool.end() };
 }

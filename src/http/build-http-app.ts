@@ -78,6 +78,11 @@ function errorHandler(this: FastifyInstance, error: FastifyError, _request: Fast
     return reply.code(400).send({ error: 'bad_request', message: `${where}: ${error.message.replace(/^(querystring|params|body)\/?/, '')}` });
   }
   const status = error.statusCode ?? 500;
+  // The central store is down: the client may retry; nothing here failed.
+  if (status === 503) {
+    this.log.warn({ err: error.message }, 'API request found the store unavailable');
+    return reply.code(503).send({ error: 'store_unavailable', message: error.message });
+  }
   if (status >= 400 && status < 500) return reply.code(status).send({ error: error.code === 'bad_request' ? 'bad_request' : 'client_error', message: error.message });
   this.log.error({ err: error }, 'API request failed');
   return reply.code(500).send({ error: 'internal_error', message: 'internal error; see the pgvigil log' });

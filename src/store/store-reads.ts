@@ -26,3 +26,9 @@ export interface StoreReads {
 export class TooManySeriesError extends Error {
   readonly code = 'too_many_series';
 }
+
+/** The store cannot be reached (the central database down or unreachable): the API answers 503. */
+export class StoreUnavailableError extends Error {
+  readonly code = 'store_unavailable';
+  readonly statusCode = 503;
+}

@@ -230,6 +230,22 @@ describe('pgvigil serve over the central store of two targets', () => {
       await browser.close();
     }
   }, 180_000);
+
+  // Last: it stops the central server.
+  it('answers 503 naming the store while the central database is down, and serves again once it is back', async () => {
+    await central.stop('fast');
+    try {
+      const response = await fetch(`${fleet.url}/api/alerts`);
+      const body = await response.json() as Json;
+      expect({ status: response.status, error: body.error }).toEqual({ status: 503, error: 'store_unavailable' });
+      expect(body.message).toMatch(/^central store 127\.0\.0\.1:\d+\/postgres is unreachable \(.+\); each request tries again$/);
+    } finally {
+      await central.start();
+    }
+    await expect.poll(async () => (await fetch(`${fleet.url}/api/alerts`)).status, { timeout: 20_000 }).toBe(200);
+    expect(alerts(await get(fleet, '/api/alerts'))).toHaveLength(3);
+    expect(fleet.output()).toContain('API request found the store unavailable');
+  }, 120_000);
 });
 
 /** Ten minutes of one table's dead tuples (one NULL), a sample at each step's start: what forwarding keeps of them is all of them. */
