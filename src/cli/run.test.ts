@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config.js';
 import { EXIT } from './exit-codes.js';
-import { runDaemon } from './run.js';
+import { runDaemon, runUntilSignalled } from './run.js';
 
 function recordingLogger() {
   const records: Array<Record<string, unknown>> = [];
@@ -29,4 +29,24 @@ describe('pgvigil run: a start-up failure', () => {
     expect(await runDaemon(unopenable(), log, { terminal: false })).toBe(EXIT.FAILURE);
     expect(records[0]).toMatchObject({ err: { type: 'StoreError', code: 'STORE_OPEN', stack: expect.stringContaining('at openStore') } });
   });
+});
+
+describe('pgvigil run: a SIGTERM while starting', () => {
+  // The HTTP server answers before start() returns, so a supervisor may stop pgvigil then: it
+  // must still stop it in order (flushing), not lose the signal or be killed by it.
+  it('stops the app once it has started, and exits 0', async () => {
+    const { log, records } = recordingLogger();
+    const steps: string[] = [];
+    const app = {
+      start: async () => {
+        process.emit('SIGTERM', 'SIGTERM');
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        steps.push('started');
+      },
+      stop: async () => void steps.push('stopped'),
+    };
+    expect(await runUntilSignalled(() => app, log, { terminal: false })).toBe(EXIT.OK);
+    expect(steps).toEqual(['started', 'stopped']);
+    expect(records.map((r) => r.msg)).toEqual(['stopping: flushing in-flight batches', 'stopped']);
+  }, 5_000);
 });

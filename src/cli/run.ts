@@ -23,11 +23,19 @@ export async function runDaemon(config: Config, log: Logger, options: RunOptions
 
 /** Builds and starts an app (the daemon, or `pgvigil serve`), and stops it on SIGTERM/SIGINT. */
 export async function runUntilSignalled(build: () => Pick<Component, 'start' | 'stop'>, log: Logger, { terminal }: RunOptions): Promise<number> {
+  // Listened for before starting: a SIGTERM while the app starts (its HTTP server already
+  // answering) stops it once started, with batches flushed, instead of killing it outright.
+  let onSignal: (signal: NodeJS.Signals) => void = () => undefined;
+  const signalled = new Promise<NodeJS.Signals>((resolve) => { onSignal = resolve; });
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
   let app;
   try {
     app = build();
     await app.start();
   } catch (err) {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
     const message = `pgvigil could not start: ${(err as Error).message}`;
     // An error with a stable code (a store that cannot open, an address in use) is the operator's
     // to fix: one line at a terminal. The JSON log keeps the stack, and a bug shows it everywhere.
@@ -37,10 +45,7 @@ export async function runUntilSignalled(build: () => Pick<Component, 'start' | '
     log.flush();
     return EXIT.FAILURE;
   }
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
+  const signal = await signalled;
   log.info({ signal }, 'stopping: flushing in-flight batches');
   const forced = new Promise<number>((resolve) => {
     const timer = setTimeout(() => resolve(EXIT.FAILURE), STOP_DEADLINE_MS);

@@ -68,6 +68,11 @@ export interface PollSchedulerOptions {
   reconnectMaxMs?: number;
   /** For the jitter; tests pass a fixed one. */
   random?: () => number;
+  /**
+   * The role the previous run last stored for this target (in recovery or not), or null: a
+   * failover while pgvigil was not running is then said, and notified, at the first connect.
+   */
+  storedInRecovery?: boolean | null;
 }
 
 export interface PollStatus {
@@ -298,7 +303,9 @@ export class PollScheduler implements Component {
     this.connections.nameMain(datname);
     await this.refreshDatabases();
     this.generation += 1;
-    this.sayRoleChange(previous, server, timelineId);
+    // The first connect compares with what the previous run stored; a reconnect with this run's probe.
+    const stored = this.options.storedInRecovery ?? null;
+    this.sayRoleChange(previous ?? (stored === null ? null : { inRecovery: stored }), server, timelineId, previous === null);
     this.logConnected(server, previous !== null && previous.startedAtMs !== server.startedAtMs);
     this.setStatus({ connected: true, lastError: null, server });
     this.emitServer(server);
@@ -314,8 +321,8 @@ export class PollScheduler implements Component {
   }
 
   /** Promoted, or back as a standby: said once, as a warning (the change a failover makes), and told to the listeners. */
-  private sayRoleChange(before: ServerInfo | null, after: ServerInfo, timelineId: number | null): void {
-    const change = roleChange(before, after, timelineId);
+  private sayRoleChange(before: Pick<ServerInfo, 'inRecovery'> | null, after: ServerInfo, timelineId: number | null, sinceLastRun = false): void {
+    const change = roleChange(before, after, timelineId, sinceLastRun);
     if (!change) return;
     this.options.logger.warn({ target: this.options.target, ...change }, describeRoleChange(this.options.target, change));
     for (const listener of this.roleListeners) listener(change);

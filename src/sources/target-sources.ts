@@ -13,6 +13,7 @@ import type { Logger } from '../lib/logger.js';
 import { clientConfigFor } from '../lib/pg-connection.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
+import { storedInRecovery } from '../store/stored-role.js';
 import { LogTailer, notableOrProblem, readSavedOffset, type TailerWriter } from './log-tailer.js';
 import { PollScheduler } from './poll-scheduler.js';
 import { RelationNames, type RelationNamesOptions } from './relation-names.js';
@@ -51,6 +52,7 @@ export class TargetSources implements Component {
       intervals: config.collectors.intervalMs,
       idleTimeoutMs: config.collectors.idleConnectionTimeoutMs,
       databaseLockCheckMs: config.collectors.databaseLockCheckIntervalMs,
+      storedInRecovery: storedInRecovery(deps.db, target.name),
     });
     this.names = relationNamesOf(this.scheduler, { clock, logger: log.child({ component: 'relation-names', target: target.name }) });
   }

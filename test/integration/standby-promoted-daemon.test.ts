@@ -97,7 +97,7 @@ it('follows a standby promoted after its primary stopped: the role change, the n
   await waitUntil(() => receiver.received.some((r) => r.kind === 'change'), WAIT_MS, 'the failover sent as a change event');
   expect(receiver.received.filter((r) => r.kind === 'change')).toEqual([expect.objectContaining({
     target: 'standby', summary: 'standby promoted to primary (timeline 2) in cluster shop',
-    details: { cluster: 'shop', from_role: 'standby', to_role: 'primary', timeline_id: 2 },
+    details: { cluster: 'shop', from_role: 'standby', to_role: 'primary', timeline_id: 2, since_last_run: false },
   })]);
 
   await waitUntil(() => restartEvents('standby').some((d) => d.phase === 'ready' && d.read_only === false), WAIT_MS, 'the promotion read from the promoted server\'s log');
