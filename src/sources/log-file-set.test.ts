@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync, mkdirSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fileNameForFormat, listLogFiles, namesSortByTime, patternToRegExp } from './log-file-set.js';
+import { fileNameForFormat, linkTargetsBetween, listLogFiles, namesSortByTime, patternToRegExp, type LogFile } from './log-file-set.js';
 
 describe('patternToRegExp', () => {
   it.each([
@@ -67,5 +67,30 @@ describe('listLogFiles', () => {
 
   it('says null for a directory that does not exist', async () => {
     expect(await listLogFiles(path.join(dir, 'missing'), /x/)).toBeNull();
+  });
+});
+
+describe('linkTargetsBetween', () => {
+  const file = (name: string, mtimeMs: number): LogFile => ({ path: `/logs/${name}`, name, id: name, sizeBytes: 1, mtimeMs });
+  const old = file('postgresql-2026-12-01_1200.log', 1_000);
+  const next = file('postgresql-2026-12-02_0000.log', 5_000);
+
+  it('takes the files named like both targets and written between them, oldest first', () => {
+    const siblings = [next, file('postgresql-2026-12-01_1800.log', 3_000), old, file('postgresql-2026-12-01_1300.log', 2_000), file('postgresql.log', 5_000)];
+    expect(linkTargetsBetween(old, next, siblings).map((f) => f.name)).toEqual(['postgresql-2026-12-01_1300.log', 'postgresql-2026-12-01_1800.log']);
+  });
+
+  it('leaves other formats, other names, and files written before or after the two', () => {
+    const siblings = [
+      file('postgresql-2026-12-01_1300.csv', 2_000), file('other-2026-12-01_1300.log', 2_000),
+      file('postgresql-2026-11-30_0000.log', 500), file('postgresql-2026-12-02_0100.log', 6_000),
+    ];
+    expect(linkTargetsBetween(old, next, siblings)).toEqual([]);
+  });
+
+  it('takes nothing when the two names share no start or no extension', () => {
+    const siblings = [file('postgresql-2026-12-01_1300.log', 2_000)];
+    expect(linkTargetsBetween(file('a.log', 1_000), next, siblings)).toEqual([]);
+    expect(linkTargetsBetween(file('postgresql-2026-12-01_1200.json', 1_000), next, siblings)).toEqual([]);
   });
 });

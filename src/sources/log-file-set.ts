@@ -86,3 +86,23 @@ export async function listLogFiles(directory: string, pattern: RegExp): Promise<
 export function compareWriteOrder(a: LogFile, b: LogFile): number {
   return a.mtimeMs - b.mtimeMs || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }
+
+/**
+ * A log link re-pointed more than once between two looks (twice while pgvigil was down, say):
+ * the files it pointed to in between, oldest first. They are the siblings of the two targets
+ * written after the old one and before the new one, named like both (the two names' common
+ * start and extension: `postgresql-2026-12-01_1200.log` and `..._1400.log` take `..._1300.log`,
+ * never a csv beside them or another server's files).
+ */
+export function linkTargetsBetween(previous: LogFile, next: LogFile, siblings: readonly LogFile[]): LogFile[] {
+  const extension = path.extname(next.name);
+  if (path.extname(previous.name) !== extension) return [];
+  let shared = 0;
+  while (shared < previous.name.length && previous.name[shared] === next.name[shared]) shared++;
+  const stem = previous.name.slice(0, shared);
+  if (stem === '') return [];
+  return siblings
+    .filter((f) => f.id !== previous.id && f.id !== next.id && f.name.startsWith(stem) && path.extname(f.name) === extension)
+    .filter((f) => compareWriteOrder(f, previous) > 0 && compareWriteOrder(f, next) < 0)
+    .sort(compareWriteOrder);
+}

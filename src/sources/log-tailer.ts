@@ -23,7 +23,7 @@ import type { LogFormat } from '../parsers/framer.js';
 import type { WriteBatch } from '../store/store-writer.js';
 import { identityOf, listDirectory, namesDirectory, resolveLink, statFile } from './file-identity.js';
 import { LineSplitter } from './line-reader.js';
-import { DEFAULT_LOG_FILENAME, compareWriteOrder, fileNameForFormat, listLogFiles, namesSortByTime, patternToRegExp, type LogFile } from './log-file-set.js';
+import { DEFAULT_LOG_FILENAME, compareWriteOrder, fileNameForFormat, linkTargetsBetween, listLogFiles, namesSortByTime, patternToRegExp, type LogFile } from './log-file-set.js';
 import { decideResume, type SavedOffset, type StartAt } from './resume-position.js';
 import { SourceParser, type ParserSettings } from './source-parser.js';
 
@@ -333,13 +333,26 @@ export class LogTailer implements Component {
 
   /** The file to read after `current` once it is read to the end, or null to stay on it. */
   private async successor(current: OpenFile): Promise<LogFile | null> {
+    const position: LogFile = { path: current.path, name: current.name, id: current.id, sizeBytes: current.sizeBytes, mtimeMs: current.mtimeMs };
     if (!this.directoryMode) {
       const [now] = await this.sourceFiles() ?? [];
-      return now && now.id !== current.id ? now : null;
+      if (!now || now.id === current.id) return null;
+      return (await this.linkTargetsSkipped(position, now))[0] ?? now;
     }
     const files = (await this.sourceFiles()) ?? [];
-    const position: LogFile = { path: current.path, name: current.name, id: current.id, sizeBytes: current.sizeBytes, mtimeMs: current.mtimeMs };
     return files.find((f) => f.id !== current.id && compareWriteOrder(f, position) > 0) ?? null;
+  }
+
+  /** A link that now names a file beside the one being read: the files it named in between. */
+  private async linkTargetsSkipped(current: LogFile, now: LogFile): Promise<LogFile[]> {
+    const directory = path.dirname(now.path);
+    if (now.path === this.o.source || path.dirname(current.path) !== directory) return [];
+    const siblings: LogFile[] = [];
+    for (const name of (await listDirectory(directory)) ?? []) {
+      const state = await statFile(path.join(directory, name));
+      if (state) siblings.push({ path: path.join(directory, name), name, ...state });
+    }
+    return linkTargetsBetween(current, now, siblings);
   }
 
   /** The current file is done (a newer file exists): its last line and entry are final. */

@@ -81,6 +81,27 @@ describe('tailer: a log file that is a symlink', () => {
     expect(readSavedOffset(rig.db, 'db1', link)).toMatchObject({ filePath: target(1) });
   });
 
+  it('re-pointed three times while pgvigil was down: the old target, the two it named in between, then the new one', async () => {
+    const { dir, link, target } = linkedLog('tail-link-down-thrice');
+    rig = await startRig(dir, { source: link });
+    await rig.expectSeqs(range(0, 10));
+    await rig.restart(undefined, () => {
+      rig!.append(target(0), logLines(10, 12));
+      for (const [n, from, to] of [[1, 12, 15], [2, 15, 19], [3, 19, 22]] as const) {
+        writeFileSync(target(n), logLines(from, to));
+        pointLink(link, target(n));
+        // Written in between too, but neither a file of another format nor another server's log is taken.
+        if (n === 1) {
+          writeFileSync(path.join(dir, 'postgresql-2026-12-01_1201.csv'), 'not,a,stderr,log\n');
+          writeFileSync(path.join(dir, 'other-server.log'), logLines(900, 905));
+        }
+      }
+    });
+    await rig.expectSeqs(range(0, 22));
+    expect(storedFiles(rig)).toEqual([target(0), target(1), target(2), target(3)]);
+    expect(rig.tailer.stats()).toMatchObject({ filesLost: 0, filesRotated: 3 });
+  });
+
   it('a position saved under the link path (before targets were resolved) resumes in the target it names', async () => {
     const { dir, link, target } = linkedLog('tail-link-old-row');
     rig = await startRig(dir, { source: link });
