@@ -1,6 +1,6 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   writer -> outbox -> http -> rules -> sources (pollers, tailers) -> retention -> forwarder.
+ *   writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
@@ -18,7 +18,8 @@ import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
-import { buildRules } from './rules/catalog.js';
+import { BacklogCatchUp } from './rules/backlog-catch-up.js';
+import { buildRules, logOnlyRuleIds } from './rules/catalog.js';
 import { RuleEngine } from './rules/engine.js';
 import { StoreRuleViewSource } from './rules/store-rule-view.js';
 import { SCHEDULER_METRICS } from './sources/poll-scheduler.js';
@@ -83,6 +84,9 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     commits: writer,
     options: config.rules,
   });
+  const catchUp = new BacklogCatchUp({
+    engine, commits: writer, clock, log: log.child({ component: 'rules' }), ruleIds: logOnlyRuleIds(config.rules), intervalMs: config.rules.intervalMs,
+  });
   const readiness: ReadinessSources = {
     store: () => ({ writable: !writer.stats.failing, detail: writer.stats.failing ? `${writer.backlogRows} rows waiting` : null }),
     postgres: () => targets.map((t) => ({ target: t.target.name, reachable: t.scheduler.status.server === null && t.scheduler.status.lastError === null ? null : t.scheduler.status.connected, detail: t.scheduler.status.lastError })),
@@ -106,7 +110,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, http, engine, ...targets, retention, ...(forwarder ? [forwarder] : [])];
+      const components: Component[] = [writer, outbox, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();
         started.push(component);
