@@ -86,6 +86,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   });
   const catchUp = new BacklogCatchUp({
     engine, commits: writer, clock, log: log.child({ component: 'rules' }), ruleIds: logOnlyRuleIds(config.rules), intervalMs: config.rules.intervalMs,
+    targets: config.targets.map((t) => t.name),
   });
   const readiness: ReadinessSources = {
     store: () => ({ writable: !writer.stats.failing, detail: writer.stats.failing ? `${writer.backlogRows} rows waiting` : null }),

@@ -9,6 +9,12 @@
  * Owns: telling a backlog from live events, and when a target's catch-up begins and ends. Never:
  * judging (the rules do) or live evaluation (engine.ts, which leaves a scope catching up alone).
  *
+ * At start, each target waits for its first log lines before its log-only alerts may resolve
+ * live: the lines the tailer resumes with are the oldest of the backlog, and an alert left open at
+ * the stop must be judged by them, not resolved because its hold-down ran out while the tailer was
+ * starting (then found again in the backlog as a second alert). The first lines decide: behind the
+ * clock, a catch-up; live, none; none within START_GRACE_MS, none.
+ *
  * A catch-up ends once no event behind the clock has come for an evaluation interval: the backlog
  * was read to its end. Live events read meanwhile do not end it: they are evaluated when it ends,
  * and on a busy server they arrive while the backlog is still being read. Only rules that read
@@ -28,6 +34,9 @@ export function backlogBehindMs(intervalMs: number): number {
   return Math.max(2 * intervalMs, 10_000);
 }
 
+/** How long a target's log-only alerts wait at start for its first log lines (a quiet server may write none). */
+export const START_GRACE_MS = 5 * 60_000;
+
 interface Logger {
   info(obj: object, msg: string): void;
 }
@@ -42,13 +51,16 @@ export interface BacklogCatchUpDeps {
   ruleIds: ReadonlySet<string>;
   /** The engine's evaluation interval: the backlog's steps, and how long a read may pause. */
   intervalMs: number;
+  /** The targets whose log is read: each waits at start for its first lines. */
+  targets: readonly string[];
 }
 
 interface TargetCatchUp {
   scope: CatchUpScope;
-  stepper: ReplayStepper;
-  firstEventMs: number;
-  /** Steady time of the last backlog event committed. */
+  /** Null while the target waits for its first log lines after start. */
+  stepper: ReplayStepper | null;
+  firstEventMs: number | null;
+  /** Steady time of the last backlog event committed (of the start while waiting for the first). */
   lastReadMs: number;
 }
 
@@ -62,7 +74,15 @@ export class BacklogCatchUp implements Component {
   }
 
   async start(): Promise<void> {
-    this.timer = this.deps.clock.setInterval(() => this.endFinished(), this.deps.intervalMs);
+    const { engine, clock, ruleIds } = this.deps;
+    if (ruleIds.size > 0) {
+      for (const target of this.deps.targets) {
+        const scope: CatchUpScope = { target, ruleIds };
+        engine.beginCatchUp(scope, clock.monotonicMs());
+        this.active.set(target, { scope, stepper: null, firstEventMs: null, lastReadMs: clock.monotonicMs() });
+      }
+    }
+    this.timer = clock.setInterval(() => this.endFinished(), this.deps.intervalMs);
   }
 
   /** Ends every catch-up: what was read is judged now rather than never. */
@@ -76,9 +96,12 @@ export class BacklogCatchUp implements Component {
     if (this.deps.ruleIds.size === 0) return;
     const behindBefore = this.deps.clock.nowMs() - backlogBehindMs(this.deps.intervalMs);
     for (const { event } of events) {
-      if (event.tsMs >= behindBefore) continue;
-      const catchUp = this.active.get(event.target) ?? this.begin(event.target, event.tsMs);
-      catchUp.stepper.beforeEvent(event.tsMs, true);
+      const waiting = this.active.get(event.target);
+      const behind = event.tsMs < behindBefore;
+      if (waiting?.stepper === null && !behind) this.end(waiting);
+      if (!behind) continue;
+      const catchUp = waiting?.stepper ? waiting : this.begin(event.target, event.tsMs);
+      catchUp.stepper!.beforeEvent(event.tsMs, true);
       catchUp.lastReadMs = this.deps.clock.monotonicMs();
     }
   }
@@ -102,15 +125,19 @@ export class BacklogCatchUp implements Component {
 
   private endFinished(): void {
     const nowMs = this.deps.clock.monotonicMs();
-    for (const catchUp of [...this.active.values()]) if (nowMs - catchUp.lastReadMs >= this.deps.intervalMs) this.end(catchUp);
+    for (const catchUp of [...this.active.values()]) {
+      if (nowMs - catchUp.lastReadMs >= (catchUp.stepper ? this.deps.intervalMs : START_GRACE_MS)) this.end(catchUp);
+    }
   }
 
   private end(catchUp: TargetCatchUp): void {
-    const untilMs = this.deps.clock.nowMs();
-    catchUp.stepper.finishUntil(untilMs);
+    const { stepper } = catchUp;
+    stepper?.finishUntil(this.deps.clock.nowMs());
     this.deps.engine.endCatchUp(catchUp.scope);
     this.active.delete(catchUp.scope.target);
-    this.deps.log.info({ target: catchUp.scope.target, fromMs: catchUp.firstEventMs, evaluations: catchUp.stepper.evaluations },
-      'log backlog read; its rules are live again');
+    if (stepper) {
+      this.deps.log.info({ target: catchUp.scope.target, fromMs: catchUp.firstEventMs, evaluations: stepper.evaluations },
+        'log backlog read; its rules are live again');
+    }
   }
 }
