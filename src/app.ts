@@ -21,11 +21,13 @@ import { Outbox } from './notify/outbox.js';
 import { BacklogCatchUp } from './rules/backlog-catch-up.js';
 import { buildRules, logOnlyRuleIds } from './rules/catalog.js';
 import { RuleEngine } from './rules/engine.js';
+import { LogJudgement } from './rules/log-judgement.js';
 import { StoreRuleViewSource } from './rules/store-rule-view.js';
 import { SCHEDULER_METRICS } from './sources/poll-scheduler.js';
 import { TargetSources } from './sources/target-sources.js';
 import { roleChangeNotice } from './sources/role-change.js';
 import { AlertStore } from './store/alert-store.js';
+import { LogJudgedTable } from './store/log-judged.js';
 import { openStore, type Db } from './store/open-store.js';
 import { StoreQueries } from './store/queries.js';
 import { RetentionJob } from './store/retention.js';
@@ -75,6 +77,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   });
   metrics.attachWriter(writer);
   metrics.attachAlerts(alerts);
+  const judgement = new LogJudgement(new LogJudgedTable(db), clock, config.targets.map((t) => t.name));
   const engine = new RuleEngine({
     rules: buildRules(config.rules),
     views: new StoreRuleViewSource(db, { targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })), staleAfterMs: config.rules.staleAfterMs }),
@@ -82,10 +85,11 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     clock,
     log: log.child({ component: 'rules' }),
     commits: writer,
+    judged: judgement,
     options: config.rules,
   });
   const catchUp = new BacklogCatchUp({
-    engine, commits: writer, clock, log: log.child({ component: 'rules' }), ruleIds: logOnlyRuleIds(config.rules), intervalMs: config.rules.intervalMs,
+    engine, commits: writer, judgement, clock, log: log.child({ component: 'rules' }), ruleIds: logOnlyRuleIds(config.rules), intervalMs: config.rules.intervalMs,
     targets: config.targets.map((t) => t.name),
   });
   const readiness: ReadinessSources = {

@@ -13,11 +13,13 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { WebhookNotifier } from '../notify/webhook.js';
 import { AlertStore } from '../store/alert-store.js';
+import { LogJudgedTable } from '../store/log-judged.js';
 import { openStore, type Db } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
 import { BacklogCatchUp } from './backlog-catch-up.js';
 import { buildRules, logOnlyRuleIds, RULES_DEFAULTS } from './catalog.js';
 import { RuleEngine } from './engine.js';
+import { LogJudgement } from './log-judgement.js';
 import { DEFAULTS as STORM } from './error-storm.js';
 import { eventOf } from './memory-rule-view.js';
 import { StoreRuleViewSource } from './store-rule-view.js';
@@ -72,17 +74,24 @@ afterEach(() => {
   for (const db of dbs.splice(0)) db.close();
 });
 
+function memoryStore(): Db {
+  const db = openStore(':memory:');
+  dbs.push(db);
+  return db;
+}
+
 /** The daemon's rules stage on `db`, started at the clock's time. */
 async function startDaemon(db: Db, clock: ManualClock) {
   const log = silentLogger();
   const writer = new StoreWriter(db, clock, log);
   const alerts = new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/unused' })]);
+  const judgement = new LogJudgement(new LogJudgedTable(db), clock, ['primary']);
   const engine = new RuleEngine({
     rules: buildRules(RULES_DEFAULTS),
     views: new StoreRuleViewSource(db, { targets: [{ name: 'primary', cluster: null }], staleAfterMs: RULES_DEFAULTS.staleAfterMs }),
-    alerts, clock, log, commits: writer, options: RULES_DEFAULTS,
+    alerts, clock, log, commits: writer, judged: judgement, options: RULES_DEFAULTS,
   });
-  const catchUp = new BacklogCatchUp({ engine, commits: writer, clock, log, ruleIds: logOnlyRuleIds(RULES_DEFAULTS), intervalMs, targets: ['primary'] });
+  const catchUp = new BacklogCatchUp({ engine, commits: writer, judgement, clock, log, ruleIds: logOnlyRuleIds(RULES_DEFAULTS), intervalMs, targets: ['primary'] });
   const components = [writer, engine, catchUp];
   for (const c of components) await c.start();
   return {
@@ -113,8 +122,7 @@ function transitions(db: Db, alertId: number): Array<{ ts_ms: number; to_state: 
 
 describe('a storm in the log written while pgvigil was down', () => {
   it('fires and resolves at the storm\'s own times when the daemon reads the backlog, marked as found late, with its notifications', async () => {
-    const db = openStore(':memory:');
-    dbs.push(db);
+    const db = memoryStore();
     // Down for 20 minutes; 30 lock timeouts in 2 minutes (one every 4 s) from minute 5.
     const storm = burst(D0 + 5 * MINUTE, 30, 4 * S);
     const clock = new ManualClock(D0 + 20 * MINUTE);
@@ -143,8 +151,7 @@ describe('a storm in the log written while pgvigil was down', () => {
   });
 
   it('keeps the alert that was open when pgvigil stopped as the one alert, and resolves it when the backlog shows the storm ended, even when its hold-down runs out before the tailer reads', async () => {
-    const db = openStore(':memory:');
-    dbs.push(db);
+    const db = memoryStore();
     // Live for 2 minutes of a storm (one lock timeout every 4 s), which goes on for a minute after the stop.
     const storm = burst(D0, 45, 4 * S);
     const clock = new ManualClock(D0);
@@ -172,5 +179,58 @@ describe('a storm in the log written while pgvigil was down', () => {
     expect(alerts[0]!.resolved_ms).toBe(span.lastMs + holdDownMs);
     expect(transitions(db, alerts[0]!.id).map((t) => t.to_state)).toEqual(['firing', 'resolved']);
     await second.stop();
+  });
+
+  it('judges at the next start what a catch-up killed half-way had stored but not judged, once: the storm its last lines complete fires and resolves at its own times', async () => {
+    const db = memoryStore();
+    // Exactly min_events lock timeouts: the storm holds only once its last one is judged.
+    const storm = burst(D0 + 5 * MINUTE, STORM.minEvents, 4 * S);
+    const span = stormSpan(storm);
+    // Back after 20 minutes, it reads the backlog up to the storm's last line and is SIGKILLed
+    // there: its clock never moves again and nothing of it runs, only what it committed remains.
+    const killed = await startDaemon(db, new ManualClock(D0 + 20 * MINUTE));
+    await killed.read([...background(D0, D0 + 5 * MINUTE), ...storm.map(lockTimeout)]);
+    expect(db.prepare(`SELECT count(*) FROM events WHERE kind = 'lock_timeout'`).pluck().get()).toBe(STORM.minEvents);
+    expect(stormAlerts(db)).toEqual([]);
+
+    // Back again 20 minutes later; the server wrote nothing for 10 minutes after the storm, so the
+    // lines the tailer reads now are past the storm's window: only the stored lines show it.
+    const clock = new ManualClock(D0 + 40 * MINUTE);
+    const restarted = await startDaemon(db, clock);
+    await restarted.read(background(D0 + 15 * MINUTE, D0 + 40 * MINUTE));
+    await clock.advance(30 * S);
+
+    const alerts = stormAlerts(db);
+    expect(alerts).toHaveLength(1);
+    expect(transitions(db, alerts[0]!.id)).toEqual([
+      { ts_ms: span.firstMs, to_state: 'firing' },
+      { ts_ms: span.lastMs + holdDownMs, to_state: 'resolved' },
+    ]);
+    expect(alerts[0]!.summary).toMatch(/found late/);
+    expect(db.prepare('SELECT action FROM outbox WHERE alert_id = ? ORDER BY id').pluck().all(alerts[0]!.id)).toEqual(['trigger', 'resolve']);
+    // Judged to the end: a third start has nothing left to catch up.
+    const newest = db.prepare(`SELECT max(id) FROM events WHERE target = 'primary'`).pluck().get();
+    expect(db.prepare(`SELECT event_id FROM log_judged WHERE target = 'primary'`).pluck().get()).toBe(newest);
+    await restarted.stop();
+  });
+
+  it('does not judge again an instant judged live: a line from the end of a storm resolved live, read late, raises no second alert', async () => {
+    const db = memoryStore();
+    const storm = burst(D0, 30, 4 * S);
+    const clock = new ManualClock(D0);
+    const daemon = await startDaemon(db, clock);
+    for (const ts of storm) {
+      await clock.advance(ts + S - clock.nowMs());
+      daemon.writer.enqueue({ events: [lockTimeout(ts)] });
+    }
+    await clock.advance(STORM.windowMs + holdDownMs + MINUTE);
+    expect(stormAlerts(db).map((a) => a.resolved_ms === null)).toEqual([false]);
+
+    // One more line written a second after the storm's last timeout, handed over only now (the
+    // rest of a rotated file): behind the clock, but the instants it belongs to were judged.
+    daemon.writer.enqueue({ events: background(storm.at(-1)! + S, storm.at(-1)! + 2 * S) });
+    await clock.advance(30 * S);
+    expect(stormAlerts(db)).toHaveLength(1);
+    await daemon.stop();
   });
 });

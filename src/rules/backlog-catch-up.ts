@@ -15,6 +15,14 @@
  * starting (then found again in the backlog as a second alert). The first lines decide: behind the
  * clock, a catch-up; live, none; none within START_GRACE_MS, none.
  *
+ * Events a kill left stored but unjudged (after the target's position, log-judgement.ts) are
+ * the oldest of the backlog: at start they are stepped first, from the store, and the tailer's
+ * lines go on with the same catch-up. Each step moves the position in the transaction of what it
+ * fired or resolved, so a catch-up killed half-way goes on from where it was at the next start.
+ * No instant is judged twice: a step never goes back before the last evaluation recorded, so
+ * lines read late while pgvigil was running are judged at the first instant not judged yet (a
+ * storm they complete that has left the window by then is not found).
+ *
  * A catch-up ends once no event behind the clock has come for an evaluation interval: the backlog
  * was read to its end. Live events read meanwhile do not end it: they are evaluated when it ends,
  * and on a busy server they arrive while the backlog is still being read. Only rules that read
@@ -22,6 +30,7 @@
  */
 import type { Clock, Component } from '../domain/index.js';
 import type { CatchUpScope, RuleEngine } from './engine.js';
+import type { LogJudgement } from './log-judgement.js';
 import { EventTimeClock, REPLAY_DEFAULTS, ReplayStepper } from './replay.js';
 
 /**
@@ -44,7 +53,9 @@ interface Logger {
 export interface BacklogCatchUpDeps {
   engine: Pick<RuleEngine, 'evaluate' | 'beginCatchUp' | 'endCatchUp' | 'openAlertsIn'>;
   /** The store writer: what it committed, in commit order. */
-  commits: { onFlush(listener: (result: { events: ReadonlyArray<{ event: { target: string; tsMs: number } }> }) => void): void };
+  commits: { onFlush(listener: (result: { events: ReadonlyArray<{ id: number; event: { target: string; tsMs: number } }> }) => void): void };
+  /** How far each target's log was judged: moved by every step. */
+  judgement: Pick<LogJudgement, 'position' | 'unjudgedEvents' | 'committedEvent' | 'stepped'>;
   clock: Clock;
   log: Logger;
   /** The enabled rules that read the log alone (catalog.ts logOnlyRuleIds). */
@@ -62,61 +73,89 @@ interface TargetCatchUp {
   firstEventMs: number | null;
   /** Steady time of the last backlog event committed (of the start while waiting for the first). */
   lastReadMs: number;
+  /** The last event handed to the stepper: the steps it takes see every event up to it. */
+  handedId: number;
 }
 
 export class BacklogCatchUp implements Component {
   readonly name = 'backlog-catch-up';
   private readonly active = new Map<string, TargetCatchUp>();
   private timer: { cancel(): void } | null = null;
+  /** Commits after stop (the writer's last flush) are left to the next start's catch-up. */
+  private stopped = false;
 
   constructor(private readonly deps: BacklogCatchUpDeps) {
     deps.commits.onFlush(({ events }) => this.committed(events));
   }
 
   async start(): Promise<void> {
-    const { engine, clock, ruleIds } = this.deps;
+    const { engine, clock, ruleIds, targets } = this.deps;
+    this.stopped = false;
     if (ruleIds.size > 0) {
-      for (const target of this.deps.targets) {
+      // Every target waits before any is caught up: live evaluations run between the pages below.
+      for (const target of targets) {
         const scope: CatchUpScope = { target, ruleIds };
         engine.beginCatchUp(scope, clock.monotonicMs());
-        this.active.set(target, { scope, stepper: null, firstEventMs: null, lastReadMs: clock.monotonicMs() });
+        this.active.set(target, { scope, stepper: null, firstEventMs: null, lastReadMs: clock.monotonicMs(), handedId: 0 });
       }
+      for (const target of targets) await this.catchUpStored(target);
     }
     this.timer = clock.setInterval(() => this.endFinished(), this.deps.intervalMs);
   }
 
   /** Ends every catch-up: what was read is judged now rather than never. */
   async stop(): Promise<void> {
+    this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
     for (const catchUp of [...this.active.values()]) this.end(catchUp);
   }
 
-  private committed(events: ReadonlyArray<{ event: { target: string; tsMs: number } }>): void {
-    if (this.deps.ruleIds.size === 0) return;
-    const behindBefore = this.deps.clock.nowMs() - backlogBehindMs(this.deps.intervalMs);
-    for (const { event } of events) {
-      const waiting = this.active.get(event.target);
-      const behind = event.tsMs < behindBefore;
-      if (waiting?.stepper === null && !behind) this.end(waiting);
-      if (!behind) continue;
-      const catchUp = waiting?.stepper ? waiting : this.begin(event.target, event.tsMs);
-      catchUp.stepper!.beforeEvent(event.tsMs, true);
-      catchUp.lastReadMs = this.deps.clock.monotonicMs();
+  /** Steps the events a kill left stored but unjudged, before the tailer reads on. */
+  private async catchUpStored(target: string): Promise<void> {
+    for (const page of this.deps.judgement.unjudgedEvents(target)) {
+      const waiting = this.active.get(target);
+      const catchUp = waiting?.stepper ? waiting : this.begin(target, page[0]!.tsMs);
+      for (const event of page) this.hand(catchUp, event.id, event.tsMs);
+      // A long backlog must not hold the event loop (the HTTP API, the writer's timer) in one piece.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
+  private committed(events: ReadonlyArray<{ id: number; event: { target: string; tsMs: number } }>): void {
+    if (this.stopped) return;
+    const behindBefore = this.deps.clock.nowMs() - backlogBehindMs(this.deps.intervalMs);
+    for (const { id, event } of events) {
+      const waiting = this.active.get(event.target);
+      const behind = this.deps.ruleIds.size > 0 && event.tsMs < behindBefore;
+      if (waiting?.stepper === null && !behind) this.end(waiting);
+      this.deps.judgement.committedEvent(event.target, id, !behind);
+      if (!behind) continue;
+      this.hand(waiting?.stepper ? waiting : this.begin(event.target, event.tsMs), id, event.tsMs);
+    }
+  }
+
+  private hand(catchUp: TargetCatchUp, id: number, tsMs: number): void {
+    catchUp.stepper!.beforeEvent(tsMs, true);
+    catchUp.handedId = id;
+    catchUp.lastReadMs = this.deps.clock.monotonicMs();
+  }
+
   private begin(target: string, firstEventMs: number): TargetCatchUp {
-    const { engine, clock, ruleIds, intervalMs, log } = this.deps;
+    const { engine, clock, ruleIds, intervalMs, log, judgement } = this.deps;
     const scope: CatchUpScope = { target, ruleIds };
+    const catchUp: TargetCatchUp = { scope, stepper: null, firstEventMs, lastReadMs: clock.monotonicMs(), handedId: 0 };
     // The events are committed before the stepper hears of them: nothing to commit on its behalf.
-    const stepper = new ReplayStepper({
+    // An instant judged already (before the position's atMs) is not judged again.
+    catchUp.stepper = new ReplayStepper({
       commit: () => undefined,
-      evaluate: (nowMs) => engine.evaluate(nowMs, nowMs, scope),
+      evaluate: (nowMs) => {
+        const atMs = Math.max(nowMs, judgement.position(target).atMs);
+        judgement.stepped(target, catchUp.handedId, atMs, () => engine.evaluate(atMs, atMs, scope));
+      },
       openAlerts: () => engine.openAlertsIn(scope),
     }, new EventTimeClock(), { intervalMs, ...REPLAY_DEFAULTS });
-    engine.beginCatchUp(scope, firstEventMs);
-    const catchUp: TargetCatchUp = { scope, stepper, firstEventMs, lastReadMs: clock.monotonicMs() };
+    engine.beginCatchUp(scope, Math.max(firstEventMs, judgement.position(target).atMs));
     this.active.set(target, catchUp);
     log.info({ target, behindSeconds: Math.round((clock.nowMs() - firstEventMs) / 1000), rules: [...ruleIds] },
       'reading a log backlog: its log-only rules are evaluated on the log\'s own time until it is read');

@@ -77,6 +77,11 @@ export interface EngineDeps {
   log: Logger;
   /** The store writer: evaluate right after each commit. */
   commits?: { onFlush(listener: () => void): void };
+  /**
+   * Records which log events each live evaluation judged (log-judgement.ts), in the store
+   * transaction it runs `evaluate` in; `catchingUp` names the targets whose log-only rules it left alone.
+   */
+  judged?: { live(evaluate: () => void, nowMs: number, catchingUp: (target: string) => boolean): void };
   options?: Partial<EngineOptions>;
 }
 
@@ -309,8 +314,13 @@ export class RuleEngine implements Component {
   }
 
   private guarded(): void {
+    const nowMs = this.deps.clock.nowMs();
+    const evaluate = () => {
+      this.evaluate(nowMs, this.deps.clock.monotonicMs());
+    };
     try {
-      this.evaluate(this.deps.clock.nowMs(), this.deps.clock.monotonicMs());
+      if (this.deps.judged) this.deps.judged.live(evaluate, nowMs, (target) => this.catchingUp.has(target));
+      else evaluate();
     } catch (err) {
       // The view could not be built (the store is unreadable): try again on the next tick.
       this.deps.log.error({ err }, 'rules evaluation failed');
