@@ -15,6 +15,8 @@
  * Catch-up: while a target's log backlog is read (backlog-catch-up.ts), its log-only rules are
  * evaluated on the backlog's own time through evaluate(t, t, scope), and live evaluations leave
  * that scope alone; begin/endCatchUp move the scope's hold-downs between the two time bases.
+ * Each live evaluation runs inside `judged` (log-judgement.ts), which records in the same store
+ * transaction which log events it judged, so a kill cannot keep the one without the other.
  */
 import type { Clock, Component, Severity } from '../domain/index.js';
 import type { FireInput } from '../store/alert-store.js';
