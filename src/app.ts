@@ -1,6 +1,6 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   writer -> outbox -> http -> rules -> sources (pollers, tailers) -> retention -> forwarder.
+ *   writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
@@ -18,13 +18,16 @@ import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
-import { buildRules } from './rules/catalog.js';
+import { BacklogCatchUp } from './rules/backlog-catch-up.js';
+import { buildRules, logOnlyRuleIds } from './rules/catalog.js';
 import { RuleEngine } from './rules/engine.js';
+import { LogJudgement } from './rules/log-judgement.js';
 import { StoreRuleViewSource } from './rules/store-rule-view.js';
 import { SCHEDULER_METRICS } from './sources/poll-scheduler.js';
 import { TargetSources } from './sources/target-sources.js';
 import { roleChangeNotice } from './sources/role-change.js';
 import { AlertStore } from './store/alert-store.js';
+import { LogJudgedTable } from './store/log-judged.js';
 import { openStore, type Db } from './store/open-store.js';
 import { StoreQueries } from './store/queries.js';
 import { RetentionJob } from './store/retention.js';
@@ -74,6 +77,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   });
   metrics.attachWriter(writer);
   metrics.attachAlerts(alerts);
+  const judgement = new LogJudgement(new LogJudgedTable(db), clock, config.targets.map((t) => t.name));
   const engine = new RuleEngine({
     rules: buildRules(config.rules),
     views: new StoreRuleViewSource(db, { targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })), staleAfterMs: config.rules.staleAfterMs }),
@@ -81,7 +85,12 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     clock,
     log: log.child({ component: 'rules' }),
     commits: writer,
+    judged: judgement,
     options: config.rules,
+  });
+  const catchUp = new BacklogCatchUp({
+    engine, commits: writer, judgement, clock, log: log.child({ component: 'rules' }), ruleIds: logOnlyRuleIds(config.rules), intervalMs: config.rules.intervalMs,
+    targets: config.targets.map((t) => t.name),
   });
   const readiness: ReadinessSources = {
     store: () => ({ writable: !writer.stats.failing, detail: writer.stats.failing ? `${writer.backlogRows} rows waiting` : null }),
@@ -106,7 +115,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, http, engine, ...targets, retention, ...(forwarder ? [forwarder] : [])];
+      const components: Component[] = [writer, outbox, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();
         started.push(component);

@@ -172,6 +172,11 @@ function create<K extends RuleId>(id: K, overrides: Partial<RuleThresholds[K]> |
   return factory({ ...defaults, ...overrides });
 }
 
+/** The enabled rules that read the log alone: the ones a log backlog can be judged by on its own time. */
+export function logOnlyRuleIds(options: Pick<RulesOptions, 'disabled'>): Set<string> {
+  return new Set(RULE_IDS.filter((id) => RULES[id].needs.collectors.length === 0 && !options.disabled.includes(id)));
+}
+
 export interface RuleDescription {
   id: RuleId;
   /** The default severity; some rules escalate (see each finding). */

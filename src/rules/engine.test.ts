@@ -158,6 +158,41 @@ describe('RuleEngine', () => {
     expect(seen).toHaveLength(3);
     db.close();
   });
+
+  it('a target catching up is judged on the backlog\'s time by scoped evaluations only; live ones go on for the others', () => {
+    const present = new Map<string, (t: number) => boolean>([['A', () => true], ['B', () => true]]);
+    const rule: Rule = {
+      id: 'r', severity: 'warning', description: 'test rule',
+      evaluate: (_view, nowMs) => ['A', 'B'].filter((target) => present.get(target)!(nowMs)).map((target) => ({
+        dedupKey: `r/${target}`, target, labels: {}, summary: `storm on ${target}`, evidence: evidenceOf({}),
+      })),
+    };
+    const { e, sink } = engine([rule]);
+    e.evaluate(1 * S);
+    // A's backlog starts at T (an epoch instant, far from the steady clock's 1 s).
+    const T = Date.UTC(2026, 10, 3, 2, 0, 0);
+    const scope = { target: 'A', ruleIds: new Set(['r']) };
+    e.beginCatchUp(scope, T);
+    present.set('A', (t) => t <= T + 5 * S).set('B', () => false);
+    for (const t of [2, 3, 20]) e.evaluate(t * S);
+    for (const t of [T + 5 * S, T + 10 * S, T + 20 * S]) e.evaluate(t, t, scope);
+    expect(actions(sink)).toEqual(['fire r/A @1', 'fire r/B @1', 'resolve r/B @20', `resolve r/A @${(T + 20 * S) / S}`]);
+    expect(e.openAlertsIn(scope)).toBe(0);
+  });
+
+  it('a late finding is marked found late; once the catch-up ends, its alert goes on live with a fresh hold-down', () => {
+    const clock = new ManualClock(500 * S);
+    const { e, sink } = engine([scripted('r', (t) => (t < 1e9 ? [] : [{ key: 'k' }]))], {}, undefined, clock);
+    const T = Date.UTC(2026, 10, 3, 2, 0, 0);
+    const scope = { target: 'primary', ruleIds: new Set(['r']) };
+    e.beginCatchUp(scope, T);
+    e.evaluate(T, T, scope);
+    expect(sink.transitions.at(-1)).toMatchObject({ action: 'fire', atMs: T });
+    expect(sink.transitions.at(-1)!.alert).toMatchObject({ summary: expect.stringMatching(/k is true \(found late/), evidence: { facts: { found_in_backlog: true } } });
+    e.endCatchUp(scope);
+    for (const t of [505, 511]) e.evaluate(t * S, t * S);
+    expect(actions(sink)).toEqual([`fire k @${T / S}`, 'resolve k @511']);
+  });
 });
 
 describe('RuleEngine when the wall clock jumps', () => {

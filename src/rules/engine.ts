@@ -11,6 +11,12 @@
  *
  * A rule that throws is counted and logged with its id; the other rules still run, and the
  * throwing rule's open alerts are neither resolved nor refreshed until it evaluates again.
+ *
+ * Catch-up: while a target's log backlog is read (backlog-catch-up.ts), its log-only rules are
+ * evaluated on the backlog's own time through evaluate(t, t, scope), and live evaluations leave
+ * that scope alone; begin/endCatchUp move the scope's hold-downs between the two time bases.
+ * Each live evaluation runs inside `judged` (log-judgement.ts), which records in the same store
+ * transaction which log events it judged, so a kill cannot keep the one without the other.
  */
 import type { Clock, Component, Severity } from '../domain/index.js';
 import type { FireInput } from '../store/alert-store.js';
@@ -24,8 +30,17 @@ export interface AlertSink {
   fire(alert: AlertFireInput, nowMs: number): unknown;
   resolve(dedupKey: string, nowMs: number): unknown;
   /** Alerts open in the store, so a restart resolves conditions that ended while pgvigil was down. */
-  openAlerts?(): ReadonlyArray<{ ruleId: string; dedupKey: string; severity?: Severity; summary?: string }>;
+  openAlerts?(): ReadonlyArray<{ ruleId: string; dedupKey: string; target?: string; severity?: Severity; summary?: string }>;
 }
+
+/** One target's log-only rules, evaluated on the time of the log backlog being read. */
+export interface CatchUpScope {
+  target: string;
+  ruleIds: ReadonlySet<string>;
+}
+
+/** Said of every alert a catch-up fires: it is news, but late news. */
+export const FOUND_LATE_NOTE = 'found late, in log lines read after pgvigil was down or behind';
 
 export interface EngineOptions {
   /** Evaluation interval. */
@@ -64,12 +79,19 @@ export interface EngineDeps {
   log: Logger;
   /** The store writer: evaluate right after each commit. */
   commits?: { onFlush(listener: () => void): void };
+  /**
+   * Records which log events each live evaluation judged (log-judgement.ts), in the store
+   * transaction it runs `evaluate` in; `catchingUp` names the targets whose log-only rules it left alone.
+   */
+  judged?: { live(evaluate: () => void, nowMs: number, catchingUp: (target: string) => boolean): void };
   options?: Partial<EngineOptions>;
 }
 
 /** lastSeen and lastFired are steady times (see evaluate): a wall-clock jump must not end a hold-down. */
 interface OpenAlert {
   ruleId: string;
+  /** Null for an alert resumed from a sink that does not say (it then belongs to no catch-up). */
+  target: string | null;
   severity: Severity | null;
   summary: string | null;
   lastSeenMs: number;
@@ -107,6 +129,8 @@ export class RuleEngine implements Component {
   private lastRunMs = -Infinity;
   private readonly counters = { evaluations: 0, lastEvaluationMs: null as number | null, sinkFailures: 0, duplicateFindings: 0 };
   private readonly ruleFailures = new Map<string, number>();
+  /** Scopes whose backlog is being read, by target: live evaluations leave them alone. */
+  private readonly catchingUp = new Map<string, CatchUpScope>();
 
   constructor(private readonly deps: EngineDeps) {
     this.rules = deps.rules;
@@ -140,14 +164,18 @@ export class RuleEngine implements Component {
    * so a wall clock jumping an hour forward does not resolve an alert whose condition was absent
    * for one evaluation, and one jumping back does not hold an alert open until it catches up.
    * A caller that gives nowMs (a replay, a test) drives both with it.
+   *
+   * With `scope` (a catch-up), only its rules' findings and alerts on its target; without, all
+   * but those of scopes catching up.
    */
-  evaluate(nowMs: number = this.deps.clock.nowMs(), steadyMs: number = nowMs): EvaluationReport {
+  evaluate(nowMs: number = this.deps.clock.nowMs(), steadyMs: number = nowMs, scope?: CatchUpScope): EvaluationReport {
     const started = performance.now();
-    this.lastRunMs = steadyMs;
+    if (!scope) this.lastRunMs = steadyMs;
     const report: EvaluationReport = { fired: [], updated: [], resolved: [], failedRules: [] };
     const view = this.deps.views.at(nowMs);
     const seen = new Set<string>();
-    for (const rule of this.rules) {
+    const mine = (ruleId: string, target: string | null) => (scope ? inScope(scope, ruleId, target) : !this.caughtUpElsewhere(ruleId, target));
+    for (const rule of scope ? this.rules.filter((r) => scope.ruleIds.has(r.id)) : this.rules) {
       let findings: Finding[];
       try {
         findings = rule.evaluate(view, nowMs);
@@ -158,21 +186,54 @@ export class RuleEngine implements Component {
         continue;
       }
       for (const finding of findings) {
+        if (!mine(rule.id, finding.target)) continue;
         if (seen.has(finding.dedupKey)) {
           this.counters.duplicateFindings++;
           continue;
         }
         seen.add(finding.dedupKey);
-        this.apply(rule, finding, nowMs, steadyMs, report);
+        this.apply(rule, finding, nowMs, steadyMs, report, scope !== undefined);
       }
     }
-    this.resolveAbsent(seen, new Set(report.failedRules), nowMs, steadyMs, report);
+    this.resolveAbsent(seen, new Set(report.failedRules), nowMs, steadyMs, report, mine);
     this.counters.evaluations++;
     this.counters.lastEvaluationMs = performance.now() - started;
     return report;
   }
 
-  private apply(rule: Rule, finding: Finding, nowMs: number, steadyMs: number, report: EvaluationReport): void {
+  /**
+   * Starts evaluating `scope` on the backlog's time: its open alerts' hold-downs start again at
+   * `steadyMs` (the backlog's first instant), as after a restart.
+   */
+  beginCatchUp(scope: CatchUpScope, steadyMs: number): void {
+    this.catchingUp.set(scope.target, scope);
+    this.restartHoldDowns(scope, steadyMs);
+  }
+
+  /** Live again: the alerts the catch-up left open go on with a fresh hold-down on the steady clock. */
+  endCatchUp(scope: CatchUpScope): void {
+    this.catchingUp.delete(scope.target);
+    this.restartHoldDowns(scope, this.deps.clock.monotonicMs());
+  }
+
+  openAlertsIn(scope: CatchUpScope): number {
+    let n = 0;
+    for (const alert of this.open.values()) if (inScope(scope, alert.ruleId, alert.target)) n++;
+    return n;
+  }
+
+  private restartHoldDowns(scope: CatchUpScope, steadyMs: number): void {
+    for (const alert of this.open.values()) {
+      if (inScope(scope, alert.ruleId, alert.target)) alert.lastSeenMs = alert.lastFiredMs = steadyMs;
+    }
+  }
+
+  private caughtUpElsewhere(ruleId: string, target: string | null): boolean {
+    const scope = target === null ? undefined : this.catchingUp.get(target);
+    return scope !== undefined && scope.ruleIds.has(ruleId);
+  }
+
+  private apply(rule: Rule, finding: Finding, nowMs: number, steadyMs: number, report: EvaluationReport, late: boolean): void {
     const severity = finding.severity ?? rule.severity;
     const known = this.open.get(finding.dedupKey);
     if (known) {
@@ -187,17 +248,21 @@ export class RuleEngine implements Component {
     }
     const input: AlertFireInput = {
       ruleId: rule.id, dedupKey: finding.dedupKey, severity, target: finding.target, labels: finding.labels,
-      summary: finding.summary, evidence: finding.evidence,
+      summary: late ? `${finding.summary} (${FOUND_LATE_NOTE})` : finding.summary,
+      evidence: late ? { ...finding.evidence, facts: { ...finding.evidence.facts, found_in_backlog: true } } : finding.evidence,
     };
     if (!this.call(() => this.deps.alerts.fire(input, nowMs), { dedupKey: finding.dedupKey, action: 'fire' })) return;
-    this.open.set(finding.dedupKey, { ruleId: rule.id, severity, summary: finding.summary, lastSeenMs: steadyMs, lastFiredMs: steadyMs });
+    this.open.set(finding.dedupKey, { ruleId: rule.id, target: finding.target, severity, summary: finding.summary, lastSeenMs: steadyMs, lastFiredMs: steadyMs });
     (known ? report.updated : report.fired).push(finding.dedupKey);
   }
 
-  private resolveAbsent(seen: Set<string>, failed: Set<string>, nowMs: number, steadyMs: number, report: EvaluationReport): void {
+  private resolveAbsent(
+    seen: Set<string>, failed: Set<string>, nowMs: number, steadyMs: number, report: EvaluationReport,
+    mine: (ruleId: string, target: string | null) => boolean,
+  ): void {
     const enabled = new Set(this.rules.map((r) => r.id));
     for (const [key, alert] of this.open) {
-      if (seen.has(key) || failed.has(alert.ruleId)) continue;
+      if (seen.has(key) || failed.has(alert.ruleId) || !mine(alert.ruleId, alert.target)) continue;
       // An alert of a rule that is disabled or no longer exists would never resolve otherwise.
       const watched = enabled.has(alert.ruleId);
       if (watched && steadyMs - alert.lastSeenMs < this.options.holdDownMs) continue;
@@ -229,7 +294,7 @@ export class RuleEngine implements Component {
     for (const a of firing) {
       // A fresh hold-down: the condition must be seen absent for a while after a restart too.
       this.open.set(a.dedupKey, {
-        ruleId: a.ruleId, severity: a.severity ?? null, summary: a.summary ?? null, lastSeenMs: steadyMs, lastFiredMs: steadyMs,
+        ruleId: a.ruleId, target: a.target ?? null, severity: a.severity ?? null, summary: a.summary ?? null, lastSeenMs: steadyMs, lastFiredMs: steadyMs,
       });
     }
     if (firing.length > 0) this.deps.log.info({ openAlerts: firing.length }, 'rules engine resumed open alerts');
@@ -251,8 +316,13 @@ export class RuleEngine implements Component {
   }
 
   private guarded(): void {
+    const nowMs = this.deps.clock.nowMs();
+    const evaluate = () => {
+      this.evaluate(nowMs, this.deps.clock.monotonicMs());
+    };
     try {
-      this.evaluate(this.deps.clock.nowMs(), this.deps.clock.monotonicMs());
+      if (this.deps.judged) this.deps.judged.live(evaluate, nowMs, (target) => this.catchingUp.has(target));
+      else evaluate();
     } catch (err) {
       // The view could not be built (the store is unreadable): try again on the next tick.
       this.deps.log.error({ err }, 'rules evaluation failed');
@@ -266,4 +336,8 @@ export class RuleEngine implements Component {
  */
 function gistOf(summary: string): string {
   return summary.replace(/\d[\d,.]*(?:\s+\S+)?/g, '#');
+}
+
+function inScope(scope: CatchUpScope, ruleId: string, target: string | null): boolean {
+  return target === scope.target && scope.ruleIds.has(ruleId);
 }

@@ -81,6 +81,18 @@ export class ReplayStepper {
     this.evaluate(Math.max(this.lastEventMs, this.lastEvaluationMs));
   }
 
+  /**
+   * A daemon going live at `untilMs` after reading a backlog: evaluates the last slot's events,
+   * then slot by slot after them while alerts are open, so a condition that ended in the backlog
+   * resolves at its own time.
+   */
+  finishUntil(untilMs: number): void {
+    if (this.slotEndMs === null) return;
+    this.target.commit();
+    this.evaluate(Math.min(this.slotEndMs, untilMs));
+    this.stepThroughGap(untilMs);
+  }
+
   /** Slot ends after `this.slotEndMs` up to `untilMs` (the start of the next event's slot), while alerts are open. */
   private stepThroughGap(untilMs: number): void {
     let steps = 0;

@@ -164,4 +164,16 @@ export const MIGRATIONS: readonly string[] = [
     WHEN EXISTS (SELECT 1 FROM forward_cursors WHERE stream = 'alerts')
     BEGIN INSERT INTO forward_alert_changes (alert_id) VALUES (NEW.id); END;
   `,
+  // 6: how far each target's log has been judged by its log-only rules (issue #11): events of the
+  // target up to event_id were evaluated, and its rules ran up to at_ms. Moved in the transaction
+  // that commits what the judging fired or resolved, so a kill never skips an event nor judges an
+  // instant twice; a start catches up the events stored after it (src/rules/backlog-catch-up.ts).
+  `
+  CREATE TABLE log_judged (
+    target     TEXT    PRIMARY KEY,
+    event_id   INTEGER NOT NULL,
+    at_ms      INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+  );
+  `,
 ];

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { suiteTempDir } from '../../test/helpers/temp-dir.js';
+import { LogJudgedTable } from './log-judged.js';
 import { MIGRATIONS } from './migrations.js';
 import { openStore, StoreError } from './open-store.js';
 
@@ -48,6 +49,21 @@ describe('openStore', () => {
     const db = openStore(file);
     expect(db.prepare('SELECT id, seen_ms AS seenMs, info FROM series ORDER BY id').all())
       .toEqual([{ id: 1, seenMs: 30, info: null }, { id: 2, seenMs: 5, info: null }, { id: 3, seenMs: null, info: null }]);
+    db.close();
+  });
+
+  it('upgrades a store of schema 5 with no judged positions: its newest event per target is what a start counts as judged', () => {
+    const file = join(dir, 'v5.db');
+    const old = new Database(file);
+    for (const migration of MIGRATIONS.slice(0, 5)) old.exec(migration);
+    old.pragma('user_version = 5');
+    old.exec(`INSERT INTO events (id, target, ts_ms, kind, level, message, details, source_file, source_offset)
+      VALUES (1, 'a', 10, 'generic', 'LOG', 'm', '{}', 'f', 0), (2, 'b', 20, 'generic', 'LOG', 'm', '{}', 'f', 1), (3, 'a', 15, 'generic', 'LOG', 'm', '{}', 'f', 2)`);
+    old.close();
+    const db = openStore(file);
+    const table = new LogJudgedTable(db);
+    expect([table.get('a'), table.newestEvent('a'), table.newestEvent('b'), table.newestEvent('c')])
+      .toEqual([null, { eventId: 3, atMs: 15 }, { eventId: 2, atMs: 20 }, null]);
     db.close();
   });
 

@@ -1,0 +1,182 @@
+/**
+ * Backlog catch-up: when the store writer commits log events well behind the wall clock (the log
+ * written while pgvigil was down, or while its tailer could not read or keep up), that target's
+ * log-only rules are evaluated on those events' own time, stepped as `pgvigil analyze --rules`
+ * steps a log (replay.ts), before they go live again. A storm that started and ended while
+ * pgvigil was down then fires and resolves at its real times, marked as found late (engine.ts),
+ * and its notifications go out: late news is still news.
+ *
+ * Owns: telling a backlog from live events, and when a target's catch-up begins and ends. Never:
+ * judging (the rules do) or live evaluation (engine.ts, which leaves a scope catching up alone).
+ *
+ * At start, each target waits for its first log lines before its log-only alerts may resolve
+ * live: the lines the tailer resumes with are the oldest of the backlog, and an alert left open at
+ * the stop must be judged by them, not resolved because its hold-down ran out while the tailer was
+ * starting (then found again in the backlog as a second alert). The first lines decide: behind the
+ * clock, a catch-up; live, none; none within START_GRACE_MS, none.
+ *
+ * Events a kill left stored but unjudged (after the target's position, log-judgement.ts) are
+ * the oldest of the backlog: at start they are stepped first, from the store, and the tailer's
+ * lines go on with the same catch-up. Each step moves the position in the transaction of what it
+ * fired or resolved, so a catch-up killed half-way goes on from where it was at the next start.
+ * No instant is judged twice: a step never goes back before the last evaluation recorded, so
+ * lines read late while pgvigil was running are judged at the first instant not judged yet (a
+ * storm they complete that has left the window by then is not found).
+ *
+ * A catch-up ends once no event behind the clock has come for an evaluation interval: the backlog
+ * was read to its end. Live events read meanwhile do not end it: they are evaluated when it ends,
+ * and on a busy server they arrive while the backlog is still being read. Only rules that read
+ * the log alone take part: the samples of a time pgvigil was down do not exist.
+ */
+import type { Clock, Component } from '../domain/index.js';
+import type { CatchUpScope, RuleEngine } from './engine.js';
+import type { LogJudgement } from './log-judgement.js';
+import { EventTimeClock, REPLAY_DEFAULTS, ReplayStepper } from './replay.js';
+
+/**
+ * An event this far behind the clock when committed was not read live: it belongs to a backlog.
+ * A live tailer hands an entry over within a second or two; one two evaluations late may already
+ * have slipped out of a window a rule needed it in. Never under 10 s, so a loaded machine's usual
+ * delays do not count.
+ */
+export function backlogBehindMs(intervalMs: number): number {
+  return Math.max(2 * intervalMs, 10_000);
+}
+
+/** How long a target's log-only alerts wait at start for its first log lines (a quiet server may write none). */
+export const START_GRACE_MS = 5 * 60_000;
+
+interface Logger {
+  info(obj: object, msg: string): void;
+}
+
+export interface BacklogCatchUpDeps {
+  engine: Pick<RuleEngine, 'evaluate' | 'beginCatchUp' | 'endCatchUp' | 'openAlertsIn'>;
+  /** The store writer: what it committed, in commit order. */
+  commits: { onFlush(listener: (result: { events: ReadonlyArray<{ id: number; event: { target: string; tsMs: number } }> }) => void): void };
+  /** How far each target's log was judged: moved by every step. */
+  judgement: Pick<LogJudgement, 'position' | 'unjudgedEvents' | 'committedEvent' | 'stepped'>;
+  clock: Clock;
+  log: Logger;
+  /** The enabled rules that read the log alone (catalog.ts logOnlyRuleIds). */
+  ruleIds: ReadonlySet<string>;
+  /** The engine's evaluation interval: the backlog's steps, and how long a read may pause. */
+  intervalMs: number;
+  /** The targets whose log is read: each waits at start for its first lines. */
+  targets: readonly string[];
+}
+
+interface TargetCatchUp {
+  scope: CatchUpScope;
+  /** Null while the target waits for its first log lines after start. */
+  stepper: ReplayStepper | null;
+  firstEventMs: number | null;
+  /** Steady time of the last backlog event committed (of the start while waiting for the first). */
+  lastReadMs: number;
+  /** The last event handed to the stepper: the steps it takes see every event up to it. */
+  handedId: number;
+}
+
+export class BacklogCatchUp implements Component {
+  readonly name = 'backlog-catch-up';
+  private readonly active = new Map<string, TargetCatchUp>();
+  private timer: { cancel(): void } | null = null;
+  /** Commits after stop (the writer's last flush) are left to the next start's catch-up. */
+  private stopped = false;
+
+  constructor(private readonly deps: BacklogCatchUpDeps) {
+    deps.commits.onFlush(({ events }) => this.committed(events));
+  }
+
+  async start(): Promise<void> {
+    const { engine, clock, ruleIds, targets } = this.deps;
+    this.stopped = false;
+    if (ruleIds.size > 0) {
+      // Every target waits before any is caught up: live evaluations run between the pages below.
+      for (const target of targets) {
+        const scope: CatchUpScope = { target, ruleIds };
+        engine.beginCatchUp(scope, clock.monotonicMs());
+        this.active.set(target, { scope, stepper: null, firstEventMs: null, lastReadMs: clock.monotonicMs(), handedId: 0 });
+      }
+      for (const target of targets) await this.catchUpStored(target);
+    }
+    this.timer = clock.setInterval(() => this.endFinished(), this.deps.intervalMs);
+  }
+
+  /** Ends every catch-up: what was read is judged now rather than never. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = null;
+    for (const catchUp of [...this.active.values()]) this.end(catchUp);
+  }
+
+  /** Steps the events a kill left stored but unjudged, before the tailer reads on. */
+  private async catchUpStored(target: string): Promise<void> {
+    for (const page of this.deps.judgement.unjudgedEvents(target)) {
+      const waiting = this.active.get(target);
+      const catchUp = waiting?.stepper ? waiting : this.begin(target, page[0]!.tsMs);
+      for (const event of page) this.hand(catchUp, event.id, event.tsMs);
+      // A long backlog must not hold the event loop (the HTTP API, the writer's timer) in one piece.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private committed(events: ReadonlyArray<{ id: number; event: { target: string; tsMs: number } }>): void {
+    if (this.stopped) return;
+    const behindBefore = this.deps.clock.nowMs() - backlogBehindMs(this.deps.intervalMs);
+    for (const { id, event } of events) {
+      const waiting = this.active.get(event.target);
+      const behind = this.deps.ruleIds.size > 0 && event.tsMs < behindBefore;
+      if (waiting?.stepper === null && !behind) this.end(waiting);
+      this.deps.judgement.committedEvent(event.target, id, !behind);
+      if (!behind) continue;
+      this.hand(waiting?.stepper ? waiting : this.begin(event.target, event.tsMs), id, event.tsMs);
+    }
+  }
+
+  private hand(catchUp: TargetCatchUp, id: number, tsMs: number): void {
+    catchUp.stepper!.beforeEvent(tsMs, true);
+    catchUp.handedId = id;
+    catchUp.lastReadMs = this.deps.clock.monotonicMs();
+  }
+
+  private begin(target: string, firstEventMs: number): TargetCatchUp {
+    const { engine, clock, ruleIds, intervalMs, log, judgement } = this.deps;
+    const scope: CatchUpScope = { target, ruleIds };
+    const catchUp: TargetCatchUp = { scope, stepper: null, firstEventMs, lastReadMs: clock.monotonicMs(), handedId: 0 };
+    // The events are committed before the stepper hears of them: nothing to commit on its behalf.
+    // An instant judged already (before the position's atMs) is not judged again.
+    catchUp.stepper = new ReplayStepper({
+      commit: () => undefined,
+      evaluate: (nowMs) => {
+        const atMs = Math.max(nowMs, judgement.position(target).atMs);
+        judgement.stepped(target, catchUp.handedId, atMs, () => engine.evaluate(atMs, atMs, scope));
+      },
+      openAlerts: () => engine.openAlertsIn(scope),
+    }, new EventTimeClock(), { intervalMs, ...REPLAY_DEFAULTS });
+    engine.beginCatchUp(scope, Math.max(firstEventMs, judgement.position(target).atMs));
+    this.active.set(target, catchUp);
+    log.info({ target, behindSeconds: Math.round((clock.nowMs() - firstEventMs) / 1000), rules: [...ruleIds] },
+      'reading a log backlog: its log-only rules are evaluated on the log\'s own time until it is read');
+    return catchUp;
+  }
+
+  private endFinished(): void {
+    const nowMs = this.deps.clock.monotonicMs();
+    for (const catchUp of [...this.active.values()]) {
+      if (nowMs - catchUp.lastReadMs >= (catchUp.stepper ? this.deps.intervalMs : START_GRACE_MS)) this.end(catchUp);
+    }
+  }
+
+  private end(catchUp: TargetCatchUp): void {
+    const { stepper } = catchUp;
+    stepper?.finishUntil(this.deps.clock.nowMs());
+    this.deps.engine.endCatchUp(catchUp.scope);
+    this.active.delete(catchUp.scope.target);
+    if (stepper) {
+      this.deps.log.info({ target: catchUp.scope.target, fromMs: catchUp.firstEventMs, evaluations: stepper.evaluations },
+        'log backlog read; its rules are live again');
+    }
+  }
+}
