@@ -93,6 +93,18 @@ export function labelsMatch(labels: Labels, wanted: Labels | undefined): boolean
   return true;
 }
 
+/** Index of the first item at or after `ms` in items ascending by time (binary search). */
+export function firstAtOrAfter(items: ReadonlyArray<{ tsMs: number }>, ms: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid]!.tsMs < ms) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Names of the targets in the same cluster as `target` (itself included). */
 export function clusterOf(view: RuleView, target: string): string[] {
   const all = view.targets();

@@ -34,6 +34,7 @@ import type { EventKind, Labels, LogLevel } from '../domain/index.js';
 import { SEEN_STEP_MS } from '../store/series-identity.js';
 import {
   DEFAULT_STALE_AFTER_MS,
+  firstAtOrAfter,
   labelsMatch,
   type EventQuery,
   type LatestQuery,
@@ -349,16 +350,4 @@ export class StoreRuleViewSource implements RuleViewSource {
     }
     return statement;
   }
-}
-
-/** Index of the first event at or after `ms` in events ascending by time (binary search). */
-function firstAtOrAfter(events: readonly RuleEvent[], ms: number): number {
-  let lo = 0;
-  let hi = events.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (events[mid]!.tsMs < ms) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
