@@ -56,6 +56,23 @@ export interface LatestQuery {
   labels?: Labels;
   /** Overrides the view's staleAfterMs. */
   maxAgeMs?: number;
+  /**
+   * Leaves out series whose latest value is below / at least this (a null value is neither: kept).
+   * For a rule that wants the few of thousands of per-table series past a threshold: the store
+   * answers it without reading the others' labels.
+   */
+  unlessValue?: ValueBounds;
+}
+
+export interface ValueBounds {
+  below?: number;
+  atLeast?: number;
+}
+
+/** The value is known to be outside: below `below` or at least `atLeast`. */
+export function valueOutside(value: number | null, bounds: ValueBounds | undefined): boolean {
+  if (value === null || bounds === undefined) return false;
+  return (bounds.below !== undefined && value < bounds.below) || (bounds.atLeast !== undefined && value >= bounds.atLeast);
 }
 
 export interface LatestSample {
