@@ -41,6 +41,8 @@ const FILLER_STEP_MS = 5 * MINUTE_MS;
 const TABLE_INTERVAL_MS = 15_000;
 const DENSE_WINDOW_MS = 5 * MINUTE_MS;
 const SESSION_STEP_MS = 5_000;
+/** PRAGMA cache_size to build with (negative: KiB): 1 GB. */
+const BUILD_CACHE_SIZE = -1_000_000;
 const PRIMARY = 'primary';
 const STANDBY = 'standby1';
 
@@ -73,16 +75,18 @@ export class SyntheticStore {
   private readonly tableLabels: Labels[] = [];
   private readonly datnames: string[];
   private readonly sql;
+  private readonly daemonCacheSize: number;
   private nextPid = 10_000;
   private daysWritten = 0;
 
   constructor(file: string, private readonly shape: StoreShape, readonly startMs: number) {
     this.db = openStore(file);
+    this.daemonCacheSize = this.db.pragma('cache_size', { simple: true }) as number;
     // Built without a journal (a bench store: nothing to recover), read in WAL mode as the
     // daemon reads it (forReading).
     this.db.pragma('journal_mode = OFF');
     this.db.pragma('synchronous = OFF');
-    this.db.pragma('cache_size = -1000000');
+    this.db.pragma(`cache_size = ${BUILD_CACHE_SIZE}`);
     this.datnames = Array.from({ length: shape.databases }, (_, i) => `db_${i + 1}`);
     const perDatabase = Math.min(Math.ceil(shape.tables / shape.databases), shape.maxTablesPerDatabase);
     for (const datname of this.datnames) {
@@ -120,14 +124,19 @@ export class SyntheticStore {
     })();
   }
 
-  /** Back to the daemon's journal mode before measuring. */
+  /**
+   * Back to the daemon's journal mode and page cache (as openStore leaves it) before measuring:
+   * with the 1 GB cache of the build, reads that go to the file in the daemon would be free here.
+   */
   forReading(): void {
     this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`cache_size = ${this.daemonCacheSize}`);
   }
 
-  /** Journal off again for the next days. */
+  /** Journal off and the large cache again for the next days. */
   forWriting(): void {
     this.db.pragma('journal_mode = OFF');
+    this.db.pragma(`cache_size = ${BUILD_CACHE_SIZE}`);
   }
 
   counts(): { series: number; samples: number; events: number; megabytes: number } {

@@ -19,6 +19,7 @@ const usual = [run(-600, 60), run(-480, 90), run(-360, 70), run(-240, 80)];
 // pg_stat_user_tables every 10 min.
 const TABLE = 'datname="shop",schemaname="public",relname="events"';
 const every10 = { stepMs: 10 * MINUTE, startMs: T0 - HOUR };
+const every5 = { stepMs: 5 * MINUTE, startMs: T0 - HOUR };
 const table = (name: string, values: string) => seriesOf(`pg_stat_user_tables_${name}{${TABLE}}`, values, every10);
 const evaluate = (o: { events?: RuleEvent[]; series?: SeriesData[] }, minute = 0) =>
   rule.evaluate(new MemoryRuleView({ ...o, staleAfterMs: 10 * MINUTE }).at(T0 + minute * MINUTE), T0 + minute * MINUTE);
@@ -64,6 +65,11 @@ describe('autovacuum-abnormal: dead rows growing, autovacuum not coming', () => 
     ['quiet: a vacuum of the table is running now', [growing, table('autovacuum_count_total', '4 4 4 4 4 4 4'),
       seriesOf(`pg_stat_progress_vacuum_heap_blocks{${TABLE}}`, '_ _ _ _ _ _ 1000', every10)], null],
     ['quiet: sampled for 20 min only', [table('n_dead_tup', '_ _ _ _ 1000000 1050000 1200000')], null],
+    // Every 5 min: what the last tenth of the window (6 min) holds decides which tables are read.
+    ['fires: the newest sample is null, the one 5 min before it counts',
+      [seriesOf(`pg_stat_user_tables_n_dead_tup{${TABLE}}`, '900000 _ _ _ _ _ _ _ _ _ _ 1100000 null', every5)], /grew from 900,000 to 1,100,000 in 55 min;/],
+    ['quiet: the newest sample fell under 1,000,000',
+      [seriesOf(`pg_stat_user_tables_n_dead_tup{${TABLE}}`, '900000 _ _ _ _ _ _ _ _ _ _ 1100000 999999', every5)], null],
   ];
   for (const [name, series, summary] of cases) {
     it(name, () => {

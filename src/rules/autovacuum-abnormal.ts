@@ -119,7 +119,12 @@ function neverComing(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions
   const sinceMs = nowMs - o.growthWindowMs;
   const reported = new Set(view.events('autovacuum', { sinceMs }).map((e) => `${e.target}\u0000${tableOf(e)}`));
   const findings: Finding[] = [];
-  for (const dead of view.series(DEAD, { sinceMs })) {
+  // Only a table whose last sample in the window's final tenth is not below minDeadTuples can
+  // qualify (checked again below): the others of the thousands of tables are never read.
+  const candidates = view.latest(DEAD, { maxAgeMs: o.growthWindowMs / 10, unlessValue: { below: o.minDeadTuples } });
+  for (const candidate of candidates) {
+    const dead = view.series(DEAD, { sinceMs, target: candidate.target, labels: candidate.labels })[0];
+    if (!dead) continue;
     const points = dead.points.filter((p) => p.value !== null);
     const first = points[0];
     const last = points[points.length - 1];

@@ -16,6 +16,7 @@ import {
   type SeriesData,
   type SeriesQuery,
   type TargetInfo,
+  valueOutside,
 } from './rule-view.js';
 
 export interface MemoryData {
@@ -64,7 +65,8 @@ export class MemoryRuleView implements RuleViewSource {
           .map((s) => {
             const last = s.points[s.points.length - 1]!;
             return { name, target: s.target, labels: s.labels, tsMs: last.tsMs, value: last.value };
-          });
+          })
+          .filter((s) => !valueOutside(s.value, q.unlessValue));
       },
     };
   }

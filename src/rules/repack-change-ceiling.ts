@@ -70,7 +70,7 @@ export function repackChangeCeiling(options: RepackChangeCeilingOptions = DEFAUL
       const findings = running.flatMap((run) => whileRunning(view, run, nowMs, options));
       const busy = new Set(running.flatMap((run) => (run.table ? [`${run.target}\u0000${run.table.table}`] : [])));
       // Candidates first: proving PG 19 reads a day of events, and most evaluations have none.
-      const candidates = view.latest(SECONDS_UNTIL_CEILING)
+      const candidates = view.latest(SECONDS_UNTIL_CEILING, { unlessValue: { atLeast: secondsUntilCeilingAbove(options.advisoryHours, options) } })
         .filter((s) => s.value !== null && hoursLeft(s.value, options) < options.advisoryHours && !busy.has(`${s.target}\u0000${s.labels.relname}`));
       for (const target of new Set(candidates.map((s) => s.target))) {
         if (!provesPg19(view, target)) continue;
@@ -154,6 +154,14 @@ function changesSince(view: RuleView, target: string, labels: Labels, startMs: n
   const rate = view.latest(RATE, { target, labels })[0]?.value ?? 0;
   // A counter that went backwards (stats reset) restarts the count.
   return { changes: Math.max(0, grown) + Math.max(0, rate ?? 0) * Math.max(0, firstMs - startMs) / 1000, fromMs: firstMs };
+}
+
+/**
+ * The collector's seconds until the real ceiling past which hoursLeft is surely not under `hours`:
+ * a bound for the store to leave the other tables out, a hair loose (rounding), hoursLeft decides.
+ */
+function secondsUntilCeilingAbove(hours: number, o: RepackChangeCeilingOptions): number {
+  return (hours * 3600 * REPACK_CEILING_CHANGES / o.ceilingChanges) * (1 + 1e-9);
 }
 
 /** The collector's seconds until the real ceiling -> hours until the configured one. */

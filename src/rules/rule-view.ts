@@ -56,6 +56,23 @@ export interface LatestQuery {
   labels?: Labels;
   /** Overrides the view's staleAfterMs. */
   maxAgeMs?: number;
+  /**
+   * Leaves out series whose latest value is below / at least this (a null value is neither: kept).
+   * For a rule that wants the few of thousands of per-table series past a threshold: the store
+   * answers it without reading the others' labels.
+   */
+  unlessValue?: ValueBounds;
+}
+
+export interface ValueBounds {
+  below?: number;
+  atLeast?: number;
+}
+
+/** The value is known to be outside: below `below` or at least `atLeast`. */
+export function valueOutside(value: number | null, bounds: ValueBounds | undefined): boolean {
+  if (value === null || bounds === undefined) return false;
+  return (bounds.below !== undefined && value < bounds.below) || (bounds.atLeast !== undefined && value >= bounds.atLeast);
 }
 
 export interface LatestSample {
@@ -91,6 +108,18 @@ export function labelsMatch(labels: Labels, wanted: Labels | undefined): boolean
   if (!wanted) return true;
   for (const [key, value] of Object.entries(wanted)) if (labels[key] !== value) return false;
   return true;
+}
+
+/** Index of the first item at or after `ms` in items ascending by time (binary search). */
+export function firstAtOrAfter(items: ReadonlyArray<{ tsMs: number }>, ms: number): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid]!.tsMs < ms) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Names of the targets in the same cluster as `target` (itself included). */

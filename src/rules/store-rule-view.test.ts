@@ -49,6 +49,9 @@ function observe(view: RuleView) {
     pending: view.series('pg_standby_replay_pending_bytes', { sinceMs: 0, target: 'standby1' }),
     latestSlots: view.latest('pg_replication_slots_info'),
     latestPending: view.latest('pg_standby_replay_pending_bytes', { maxAgeMs: 0 }),
+    pendingUnlessBelow: view.latest('pg_standby_replay_pending_bytes', { unlessValue: { below: 6e6 } }).map((s) => s.value),
+    pendingUnlessAtLeast: view.latest('pg_standby_replay_pending_bytes', { target: 'standby1', unlessValue: { atLeast: 6e6 } }).map((s) => s.value),
+    slotsUnlessAtLeast: view.latest('pg_replication_slots_info', { labels: { owner: 'physical_standby' }, unlessValue: { atLeast: 1 } }),
   };
 }
 
@@ -56,11 +59,25 @@ describe('StoreRuleViewSource', () => {
   it('shows rules exactly what the in-memory view shows for the same data', () => {
     const { source, db } = storeWith();
     const memory = new MemoryRuleView({ events, series, targets: TARGETS, staleAfterMs: STEP });
-    for (const step of [2, 4]) expect(observe(source.at(at(step)))).toEqual(observe(memory.at(at(step))));
+    for (const step of [1, 2, 4]) expect(observe(source.at(at(step)))).toEqual(observe(memory.at(at(step))));
     const seen = observe(source.at(at(4)));
     expect(seen.ddl.map((e) => e.id)).toEqual([1, 3]);
     expect(seen.latestSlots.map((s) => s.labels.slot_name)).toEqual(['s1']);
     expect(seen.pending[0]?.points.map((p) => p.value)).toEqual([0, null, 5e6, 9e6, 9e6]);
+    db.close();
+  });
+
+  it('leaves out series whose latest value is out of bounds, as the in-memory view does; a null value is kept', () => {
+    const { source, db } = storeWith();
+    const memory = new MemoryRuleView({ events, series, targets: TARGETS, staleAfterMs: STEP });
+    // pending bytes, last sampled: step 1 null, step 2 5e6, step 4 9e6.
+    const bounded = (view: RuleView) => ({ unlessBelow: observe(view).pendingUnlessBelow, unlessAtLeast: observe(view).pendingUnlessAtLeast });
+    const expected = { 1: { unlessBelow: [null], unlessAtLeast: [null] }, 2: { unlessBelow: [], unlessAtLeast: [5e6] }, 4: { unlessBelow: [9e6], unlessAtLeast: [] } };
+    for (const [step, seen] of Object.entries(expected)) {
+      expect(bounded(source.at(at(Number(step)))), `step ${step}`).toEqual(seen);
+      expect(bounded(memory.at(at(Number(step)))), `step ${step}`).toEqual(seen);
+    }
+    expect(observe(source.at(at(4))).slotsUnlessAtLeast).toEqual([]);
     db.close();
   });
 
@@ -165,6 +182,7 @@ describe('StoreRuleViewSource', () => {
       lastPoint: [RULE_VIEW_SQL.lastPoint, 3],
       lastPointOfName: [RULE_VIEW_SQL.lastPointOfName(false), 4],
       lastPointOfNameOnTarget: [RULE_VIEW_SQL.lastPointOfName(true), 5],
+      lastPointOfNameInBounds: [RULE_VIEW_SQL.lastPointOfName(true, { below: true, atLeast: true }), 7],
       events: [RULE_VIEW_SQL.events(null, false), 4],
       eventsOfTargetsAndPid: [RULE_VIEW_SQL.events(2, true), 7],
       eventsById: [RULE_VIEW_SQL.eventsById(3), 3],
@@ -182,6 +200,7 @@ describe('StoreRuleViewSource', () => {
       lastPoint: [samplesRange],
       lastPointOfName: lastOfEach,
       lastPointOfNameOnTarget: lastOfEach,
+      lastPointOfNameInBounds: lastOfEach,
       events: [eventsRange],
       eventsOfTargetsAndPid: [eventsRange],
       eventsById: [/^SEARCH events USING INTEGER PRIMARY KEY \(rowid=\?\)$/],

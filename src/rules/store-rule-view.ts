@@ -34,6 +34,7 @@ import type { EventKind, Labels, LogLevel } from '../domain/index.js';
 import { SEEN_STEP_MS } from '../store/series-identity.js';
 import {
   DEFAULT_STALE_AFTER_MS,
+  firstAtOrAfter,
   labelsMatch,
   type EventQuery,
   type LatestQuery,
@@ -44,6 +45,7 @@ import {
   type SeriesData,
   type SeriesQuery,
   type TargetInfo,
+  valueOutside,
 } from './rule-view.js';
 
 export interface StoreRuleViewOptions {
@@ -86,6 +88,14 @@ interface PointRow {
 
 type LastPointRow = SeriesRow & PointRow;
 
+interface LabelledRow {
+  row: SeriesRow;
+  labels: Labels;
+}
+
+/** Series rows read within one view, by name, seen-since and target. */
+type SeriesRowsMemo = Map<string, LabelledRow[]>;
+
 const MAX_EXAMPLES = 5;
 /** Decoded label sets kept between evaluations (series live now, mostly); cleared past this. */
 const MAX_DECODED_SERIES = 200_000;
@@ -100,11 +110,16 @@ export const RULE_VIEW_SQL = {
   points: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms',
   /** series id, from, to */
   lastPoint: 'SELECT ts_ms, value FROM samples WHERE series_id = ? AND ts_ms >= ? AND ts_ms <= ? ORDER BY ts_ms DESC LIMIT 1',
-  /** from, to, name, seen since (ms), target?: every series of a name with its last point, in one statement */
-  lastPointOfName(onTarget: boolean): string {
+  /**
+   * from, to, name, seen since (ms), target?, below?, at least?: every series of a name with its
+   * last point, in one statement; a series whose last value is out of bounds is left out before
+   * its labels are read.
+   */
+  lastPointOfName(onTarget: boolean, bounds: { below: boolean; atLeast: boolean } = { below: false, atLeast: false }): string {
     return `SELECT s.id, s.target, s.labels, s.info, p.ts_ms, p.value FROM series s
       JOIN samples p ON p.series_id = s.id AND p.ts_ms = (SELECT max(ts_ms) FROM samples WHERE series_id = s.id AND ts_ms >= ? AND ts_ms <= ?)
-      WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}`;
+      WHERE s.name = ? AND s.seen_ms >= ?${onTarget ? ' AND s.target = ?' : ''}` +
+      `${bounds.below ? ' AND (p.value IS NULL OR p.value >= ?)' : ''}${bounds.atLeast ? ' AND (p.value IS NULL OR p.value < ?)' : ''}`;
   },
   /** whether any series is stored */
   anySeries: 'SELECT 1 AS found FROM series LIMIT 1',
@@ -152,6 +167,7 @@ export class StoreRuleViewSource implements RuleViewSource {
 
   at(nowMs: number): RuleView {
     const memo = new Map<string, unknown>();
+    const rows: SeriesRowsMemo = new Map();
     const once = <T>(key: string, compute: () => T): T => {
       if (!memo.has(key)) memo.set(key, compute());
       return memo.get(key) as T;
@@ -162,9 +178,9 @@ export class StoreRuleViewSource implements RuleViewSource {
       events: <K extends EventKind>(kind: K, q: EventQuery) =>
         once(`e\u0000${kind}\u0000${JSON.stringify(q)}`, () => this.events(kind, q, nowMs)),
       series: (name: string, q: SeriesQuery) =>
-        this.noSeries() ? [] : once(`s\u0000${name}\u0000${JSON.stringify(q)}`, () => this.series(name, q, nowMs)),
+        this.noSeries() ? [] : once(`s\u0000${name}\u0000${JSON.stringify(q)}`, () => this.series(name, q, nowMs, rows)),
       latest: (name: string, q: LatestQuery = {}) =>
-        this.noSeries() ? [] : once(`l\u0000${name}\u0000${JSON.stringify(q)}`, () => this.latest(name, q, nowMs)),
+        this.noSeries() ? [] : once(`l\u0000${name}\u0000${JSON.stringify(q)}`, () => this.latest(name, q, nowMs, rows)),
     };
   }
 
@@ -254,24 +270,33 @@ export class StoreRuleViewSource implements RuleViewSource {
     }
   }
 
-  /** Series of a name that may have a sample at or after sinceMs (seen_ms is coarse: SEEN_STEP_MS). */
-  private seriesRows(name: string, sinceMs: number, target: string | undefined, wanted: Labels | undefined): Array<{ row: SeriesRow; labels: Labels }> {
+  /**
+   * Series of a name that may have a sample at or after sinceMs (seen_ms is coarse: SEEN_STEP_MS).
+   * Read once per view for each name, window and target: a rule asking for one table after another
+   * (autovacuum-abnormal's candidates) reads 2,000 series rows once, not once per table.
+   */
+  private seriesRows(name: string, sinceMs: number, target: string | undefined, wanted: Labels | undefined, memo: SeriesRowsMemo): LabelledRow[] {
     const seenSinceMs = sinceMs - SEEN_STEP_MS;
-    const rows = (target === undefined
-      ? this.prepare(RULE_VIEW_SQL.seriesOfName).all(name, seenSinceMs)
-      : this.prepare(RULE_VIEW_SQL.seriesOfNameOnTarget).all(name, seenSinceMs, target)) as SeriesRow[];
-    const out: Array<{ row: SeriesRow; labels: Labels }> = [];
-    for (const row of rows) {
-      const labels = this.labelsOf(row);
-      if (labels && labelsMatch(labels, wanted)) out.push({ row, labels });
+    const key = `${name}\u0000${seenSinceMs}\u0000${target ?? ''}`;
+    let all = memo.get(key);
+    if (all === undefined) {
+      const rows = (target === undefined
+        ? this.prepare(RULE_VIEW_SQL.seriesOfName).all(name, seenSinceMs)
+        : this.prepare(RULE_VIEW_SQL.seriesOfNameOnTarget).all(name, seenSinceMs, target)) as SeriesRow[];
+      all = [];
+      for (const row of rows) {
+        const labels = this.labelsOf(row);
+        if (labels) all.push({ row, labels });
+      }
+      memo.set(key, all);
     }
-    return out;
+    return wanted === undefined ? all : all.filter((r) => labelsMatch(r.labels, wanted));
   }
 
-  private series(name: string, q: SeriesQuery, nowMs: number): SeriesData[] {
+  private series(name: string, q: SeriesQuery, nowMs: number, memo: SeriesRowsMemo): SeriesData[] {
     const points = this.prepare(RULE_VIEW_SQL.points);
     const out: SeriesData[] = [];
-    for (const { row, labels } of this.seriesRows(name, q.sinceMs, q.target, q.labels)) {
+    for (const { row, labels } of this.seriesRows(name, q.sinceMs, q.target, q.labels, memo)) {
       const rows = points.all(row.id, q.sinceMs, nowMs) as PointRow[];
       if (rows.length > 0) out.push({ name, target: row.target, labels, points: rows.map((p) => ({ tsMs: p.ts_ms, value: p.value })) });
     }
@@ -283,21 +308,21 @@ export class StoreRuleViewSource implements RuleViewSource {
    * every series of a name (2,000 tables), one statement reads them with their last points:
    * about three times faster than a statement per series (bench/rules.ts).
    */
-  private latest(name: string, q: LatestQuery, nowMs: number): LatestSample[] {
+  private latest(name: string, q: LatestQuery, nowMs: number, memo: SeriesRowsMemo): LatestSample[] {
     const sinceMs = nowMs - (q.maxAgeMs ?? this.staleAfterMs);
     const out: LatestSample[] = [];
     if (q.labels !== undefined && Object.keys(q.labels).length > 0) {
       const last = this.prepare(RULE_VIEW_SQL.lastPoint);
-      for (const { row, labels } of this.seriesRows(name, sinceMs, q.target, q.labels)) {
+      for (const { row, labels } of this.seriesRows(name, sinceMs, q.target, q.labels, memo)) {
         const point = last.get(row.id, sinceMs, nowMs) as PointRow | undefined;
-        if (point) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
+        if (point && !valueOutside(point.value, q.unlessValue)) out.push({ name, target: row.target, labels, tsMs: point.ts_ms, value: point.value });
       }
       return out;
     }
-    const seenSinceMs = sinceMs - SEEN_STEP_MS;
-    const rows = (q.target === undefined
-      ? this.prepare(RULE_VIEW_SQL.lastPointOfName(false)).all(sinceMs, nowMs, name, seenSinceMs)
-      : this.prepare(RULE_VIEW_SQL.lastPointOfName(true)).all(sinceMs, nowMs, name, seenSinceMs, q.target)) as LastPointRow[];
+    const { below, atLeast } = q.unlessValue ?? {};
+    const sql = RULE_VIEW_SQL.lastPointOfName(q.target !== undefined, { below: below !== undefined, atLeast: atLeast !== undefined });
+    const params = [sinceMs, nowMs, name, sinceMs - SEEN_STEP_MS, ...[q.target, below, atLeast].filter((p) => p !== undefined)];
+    const rows = this.prepare(sql).all(...params) as LastPointRow[];
     for (const row of rows) {
       const labels = this.labelsOf(row);
       if (labels) out.push({ name, target: row.target, labels, tsMs: row.ts_ms, value: row.value });
@@ -349,16 +374,4 @@ export class StoreRuleViewSource implements RuleViewSource {
     }
     return statement;
   }
-}
-
-/** Index of the first event at or after `ms` in events ascending by time (binary search). */
-function firstAtOrAfter(events: readonly RuleEvent[], ms: number): number {
-  let lo = 0;
-  let hi = events.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (events[mid]!.tsMs < ms) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -112,6 +112,41 @@ describe('vacuum-held-back', () => {
     expect(basisOf(finding!.evidence)).toBe('log+samples');
   });
 
+  describe('names the holder by its sample at the reports, not its latest one', () => {
+    const slot = (values: string) => seriesOf('pg_xmin_horizon_holder_age_xids{kind="slot_xmin",scope="cluster",owner="physical_standby",name="standby1_slot"}', values);
+    const session = (values: string) => seriesOf('pg_xmin_horizon_holder_age_xids{kind="backend",scope="database",pid="4242",datname="shop",usename="app",state="idle in transaction"}', values);
+    // The standby's query holds XID 771 while two databases report it at ages 5000 and 5200.
+    const held = [vacuum(2, 'shop', 'orders', 771, 100, 5000), vacuum(4, 'billing', 'invoices', 771, 20, 5200), vacuum(10, 'shop', 'orders', 950, 0, 40)];
+    const named = /; held by physical slot standby1_slot \(a standby's hot_standby_feedback, or a slot nobody uses\), 5,\d{3} XIDs old$/;
+    const lastSummary = (series: SeriesData[]) => timeline([rule], view(held, series), instants(0, 12), { refireMinIntervalMs: 0 })
+      .filter((t) => t.action === 'fire').at(-1)?.summary;
+
+    it('keeps the holder after it let go, until a report shows the hold over', () => {
+      // At step 6 the standby's query ends: the slot's xmin is new, its age small.
+      const transitions = timeline([rule], view(held, [slot('_ _ 5000 5100 5200 5300 20 20 20 20 20')]), instants(0, 12), { refireMinIntervalMs: 0 });
+      expect(transitionSteps(transitions)).toEqual([['fire', 'vacuum-held-back/primary/771', 4], ['resolve', 'vacuum-held-back/primary/771', 10]]);
+      expect(transitions[0]!.summary).toMatch(named);
+      expect(basisOf(transitions[0]!.alert!.evidence)).toBe('log+samples');
+      expect(evaluate(held.slice(0, 2), [slot('_ _ 5000 5100 5200 5300 20 20 20 20 20')], 9)[0]?.summary).toMatch(named);
+    });
+
+    it('compares a report with the first poll after it: one before it counts fewer XIDs', () => {
+      // Polled just before each report, the slot looked 100 XIDs younger than the report says.
+      expect(lastSummary([slot('_ 4900 _ 5100 5300 5300 5300')])).toMatch(named);
+      // The latest poll (5,100) is younger than the latest report (5,200) but came after the first (5,000).
+      expect(evaluate(held.slice(0, 2), [slot('_ 4900 _ 5100')], 4)[0]?.summary).toMatch(/; held by physical slot standby1_slot .*, 5,100 XIDs old$/);
+      // Polled only before the reports: nothing tells it held the cutoff.
+      expect(evaluate(held.slice(0, 2), [slot('_ 4900')], 4)[0]?.summary).toContain('the holder is not in the log');
+    });
+
+    it('names no holder younger than the cutoff, nor one of another database, nor one polled long after', () => {
+      expect(evaluate(held.slice(0, 2), [slot('_ _ 4000 4100 4200 4300 4400')])[0]?.summary).toContain('the holder is not in the log');
+      expect(evaluate(held.slice(0, 2), [session('_ _ 9e6 9e6 9e6 9e6 9e6')])[0]?.summary).toContain('the holder is not in the log');
+      const late = seriesOf('pg_xmin_horizon_holder_age_xids{kind="slot_xmin",scope="cluster",owner="physical_standby",name="standby1_slot"}', '9e6', { startMs: at(4) + 60_000 });
+      expect(evaluate(held.slice(0, 2), [late], 20)[0]?.summary).toContain('the holder is not in the log');
+    });
+  });
+
   it('fires once with a stable key while reports keep coming, and resolves when the cutoff moves', () => {
     const events = [vacuum(2, 'shop', 'orders', 771, 100), vacuum(4, 'shop', 'orders', 771, 200), vacuum(6, 'shop', 'orders', 771, 300), vacuum(9, 'shop', 'orders', 950, 0)];
     expect(transitionSteps(timeline([rule], view(events), instants(0, 12)))).toEqual([

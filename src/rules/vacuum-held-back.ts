@@ -21,7 +21,7 @@
  * (also after the run, until a report shows the hold over), so one incident raises one alert.
  */
 import type { Labels } from '../domain/index.js';
-import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
+import { firstAtOrAfter, type LatestSample, type RuleEvent, type RuleView } from './rule-view.js';
 import { describeHolderAndAge, HOLDER_AGE } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { logRepackRuns } from './repack-log-runs.js';
@@ -34,6 +34,12 @@ export const ID = 'vacuum-held-back';
 
 /** What would have named the holder, in the alert's facts. */
 const HOLDER_SOURCE = 'pgvigil run beside the server (pg_xmin_horizon samples)';
+
+/**
+ * How soon after a report a holder's sample still tells its age at the report (the collector
+ * polls every 5 s by default): later, XIDs consumed since make a younger holder look old enough.
+ */
+const HOLDER_SAMPLE_MAX_GAP_MS = 30_000;
 
 /** A REPACK slot's first sample can be a poll late: a hold seen this long before it is still the run's. */
 const REPACK_START_UNCERTAINTY_MS = 30_000;
@@ -116,7 +122,7 @@ function finding(view: RuleView, target: string, hold: Hold): Finding {
   const ageXids = latest.details.removable_cutoff_age_xids;
   const serverWide = hold.databases.length > 1;
   const scope = hold.catalogsOnly ? 'catalog' : serverWide ? 'cluster' : 'database';
-  const holder = namedHolder(view, target, hold, ageXids);
+  const holder = namedHolder(view, target, hold);
 
   const where = serverWide ? `in ${plural(hold.databases.length, 'database')} (${hold.databases.join(', ')})` : `in database ${hold.databases[0]}`;
   const age = ageXids === null ? '' : ` (${formatCount(ageXids)} XIDs old)`;
@@ -172,17 +178,33 @@ function sumDead(reports: Map<string, Report>): number {
 }
 
 /**
- * The oldest sampled holder that can hold these databases and is at least as old as the cutoff
- * was when reported: a server-wide one for several databases; for one, a session or prepared
- * transaction there too. A logical slot's catalog_xmin holds only catalogs: the holder only of a
- * catalogs-only hold.
+ * The holder named by its sample at the reports, not by its latest one: a standby's query that
+ * ends, a session that commits, let go some time before autovacuum next reports the hold over
+ * (up to autovacuum_naptime), and meanwhile the hold must keep its holder. Ages are compared at
+ * one instant: a report's age is `next XID at the report - cutoff`, a sample's `next XID at the
+ * sample - holder's xmin`, so a holder of the cutoff sampled at or after the report is at least as
+ * old as the report says; sampled before it, XIDs consumed in between make it look younger.
+ * So, from the newest report back, the first poll after a report (within
+ * HOLDER_SAMPLE_MAX_GAP_MS) that sampled a holder fitting these databases (a server-wide one for
+ * several; for one, a session or prepared transaction there too; a logical slot's catalog_xmin
+ * only for catalogs) at least as old as the report: the oldest such holder of that poll. One poll,
+ * so every age in it counts from the same next XID.
  */
-function namedHolder(view: RuleView, target: string, hold: Hold, ageXids: number | null): LatestSample | null {
+function namedHolder(view: RuleView, target: string, hold: Hold): LatestSample | null {
   const fits = (l: Labels): boolean => l.scope === 'cluster' || (hold.catalogsOnly && l.scope === 'catalog') ||
     (hold.databases.length === 1 && l.scope === 'database' && l.datname === hold.databases[0]);
-  const candidates = view.latest(HOLDER_AGE, { target })
-    .filter((s) => s.value !== null && fits(s.labels) && (ageXids === null || s.value >= ageXids))
-    .sort((a, b) => (b.value ?? 0) - (a.value ?? 0));
-  return candidates[0] ?? null;
+  const holders = view.series(HOLDER_AGE, { sinceMs: hold.reports[0]!.tsMs, target }).filter((s) => fits(s.labels));
+  if (holders.length === 0) return null;
+  for (let i = hold.reports.length - 1; i >= 0; i--) {
+    const report = hold.reports[i]!;
+    const ageXids = report.details.removable_cutoff_age_xids;
+    const next = holders.map((s) => ({ s, point: s.points[firstAtOrAfter(s.points, report.tsMs)] }));
+    const pollMs = Math.min(...next.map(({ point }) => point?.tsMs ?? Infinity));
+    if (pollMs - report.tsMs > HOLDER_SAMPLE_MAX_GAP_MS) continue;
+    const oldEnough = next.flatMap(({ s, point }) => point?.tsMs === pollMs && point.value !== null && (ageXids === null || point.value >= ageXids)
+      ? [{ name: HOLDER_AGE, target, labels: s.labels, tsMs: pollMs, value: point.value }]
+      : []);
+    if (oldEnough.length > 0) return oldEnough.reduce((oldest, h) => (h.value > oldest.value ? h : oldest));
+  }
+  return null;
 }
-
