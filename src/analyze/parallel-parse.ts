@@ -15,13 +15,12 @@
 import { promises as fsp } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
-import type { Logger } from '../lib/logger.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
 import type { PipelineStats } from '../parsers/log-pipeline.js';
 import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
 import { compressionOfFile } from '../sources/log-inputs.js';
 import { parseInputFormat } from '../parsers/formats/input-format.js';
-import type { ParserSettings } from '../sources/source-parser.js';
+import type { ParserLog, ParserSettings } from '../sources/source-parser.js';
 import { readFileHead, type HeadOrError } from './file-head.js';
 import { forEachDecoded } from './generic-columns.js';
 import type { RangeResult } from './range-parser.js';
@@ -78,7 +77,7 @@ export async function parseFilesInParallel(
   options: ParallelOptions,
   onEvent: (event: AnyLogEvent) => void,
   afterBatch: () => Promise<void> | void,
-  log: Logger,
+  log: ParserLog,
 ): Promise<ParsedFile[]> {
   const parsed: ParsedFile[] = [];
   const ranges: PlannedRange[] = [];
