@@ -1,16 +1,14 @@
 /**
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
  * gzip), parses it with range-parser.ts, and posts its events in batches of one input chunk. At
- * most CREDIT_BATCHES batches wait unread in the main thread: a worker ahead of the merge waits,
- * so memory stays bounded whatever the file. They cover a whole range (DEFAULT_RANGE_BYTES) and
- * a little: the merge reads ranges in order, so a worker on the next range must be able to
- * finish it while the merge still reads the current one, or the workers take turns.
+ * most `creditBatches` (given by the pool, range-bytes.ts) wait unread in the main thread: a worker
+ * ahead of the merge waits, so memory stays bounded whatever the file.
  *
  * Owns: reading the range and the message protocol's worker side. Never: ordering or merging
  * ranges (parallel-parse.ts does).
  */
 import { promises as fsp } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { readShippedCatalogs } from '../parsers/lang/catalog.js';
@@ -19,10 +17,12 @@ import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
 import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
-import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { RangeParser, type RangeResult } from './range-parser.js';
 
-export const CREDIT_BATCHES = Math.ceil((DEFAULT_RANGE_BYTES * 1.25) / CHUNK_BYTES);
+/** What the pool tells a worker when it starts it. */
+export interface WorkerSetup {
+  creditBatches: number;
+}
 
 export interface RangeTask {
   type: 'task';
@@ -78,8 +78,9 @@ function shippedTranslator({ language, majors }: LogTranslation): Translator {
 }
 
 class Credits {
-  private available = CREDIT_BATCHES;
   private waiter: (() => void) | null = null;
+
+  constructor(private available: number) {}
 
   take(): Promise<void> | void {
     if (this.available > 0) {
@@ -148,7 +149,7 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
 
 const port = parentPort;
 if (port) {
-  const credits = new Credits();
+  const credits = new Credits((workerData as WorkerSetup).creditBatches);
   let queue = Promise.resolve();
   port.on('message', (message: ToWorker) => {
     if (message.type === 'ack') return credits.give();
