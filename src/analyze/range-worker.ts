@@ -46,16 +46,24 @@ export type FromWorker =
   | { type: 'columns'; id: number; columns: ColumnBatch }
   | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
 
-/** Plain file bytes from `start` on, in chunks of CHUNK_BYTES (valid until the next is asked for). */
-async function* plainChunksFrom(path: string, start: number): AsyncGenerator<Buffer> {
+/**
+ * A range shorter than a chunk is read in chunks of its size, at least this: a whole chunk (and a
+ * whole read) per range made tests' ranges of a few hundred bytes cost a read of 1 MB each.
+ */
+const MIN_CHUNK_BYTES = 4096;
+
+/** Plain file bytes from `start` on, in chunks (valid until the next is asked for) of CHUNK_BYTES, or of a short first range's size. */
+async function* plainChunksFrom(path: string, start: number, firstEnd: number): AsyncGenerator<Buffer> {
+  const chunkBytes = Math.min(CHUNK_BYTES, Math.max(MIN_CHUNK_BYTES, firstEnd - start));
+  const readBytes = Math.min(READ_BYTES, chunkBytes * 16);
   const handle = await fsp.open(path, 'r');
   try {
-    const block = Buffer.allocUnsafe(READ_BYTES);
+    const block = Buffer.allocUnsafe(readBytes);
     for (let position = start; ;) {
-      const { bytesRead } = await handle.read(block, 0, READ_BYTES, position);
+      const { bytesRead } = await handle.read(block, 0, readBytes, position);
       if (bytesRead === 0) return;
       position += bytesRead;
-      for (let at = 0; at < bytesRead; at += CHUNK_BYTES) yield block.subarray(at, Math.min(at + CHUNK_BYTES, bytesRead));
+      for (let at = 0; at < bytesRead; at += chunkBytes) yield block.subarray(at, Math.min(at + chunkBytes, bytesRead));
     }
   } finally {
     await handle.close();
@@ -130,7 +138,7 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
   let bytes = 0;
   let error: string | null = null;
   try {
-    const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start);
+    const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start, task.ends[0]!);
     for await (const chunk of chunks) {
       bytes += chunk.length;
       splitter.push(chunk, onLine);
