@@ -304,7 +304,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
-    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8; a .gz file is read by one)', positiveInteger)
+    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8, from 1 GiB of input; 1 below; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
