@@ -11,9 +11,10 @@ import { CHUNK_BYTES } from '../sources/offline-reader.js';
 export const DEFAULT_RANGE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Ranges of a summary-only run, whose batches are a few bytes per event (generic-columns.ts): each
- * range costs its worker a cold pipeline and a boundary check (~30 ms of CPU measured on a 4 MB
- * range), so fewer, larger ranges; 64 MB at -j 2: 2.7 s of CPU with 4 MB ranges, 2.3 s with 16 MB.
+ * Ranges of a summary-only run, whose batches are a few bytes per event (generic-columns.ts). Each
+ * range costs its worker ~30 ms of CPU (one worker: 64 MB in sixteen 4 MB ranges took 0.5 s more
+ * than in one; the profile shows twice the GC and the fresh pipelines' cold timestamp caches), so
+ * fewer, larger ranges: 64 MB at -j 2 took 2.7 s of CPU with 4 MB ranges, 2.3 s with 16 MB.
  */
 export const MAX_SUMMARY_RANGE_BYTES = 16 * 1024 * 1024;
 
