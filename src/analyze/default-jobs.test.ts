@@ -3,8 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultJobs, workersCanRead } from './default-jobs.js';
-import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
+import { MIN_PARALLEL_BYTES, defaultJobs, workersCanRead } from './default-jobs.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pgvigil-jobs-'));
 const write = (name: string, bytes: Buffer | string): string => {
@@ -15,14 +14,34 @@ const write = (name: string, bytes: Buffer | string): string => {
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('defaultJobs', () => {
-  it('is 1 for a small file, the cores (at most 8) for enough plain text or two .gz files', async () => {
+  /** A sparse file of `bytes`: only its size is read. */
+  const sized = (name: string, bytes: number): string => {
+    const file = write(name, '');
+    fs.truncateSync(file, bytes);
+    return file;
+  };
+  /** A .gz file whose trailer says it holds `plainBytes`. */
+  const gzipOf = (name: string, plainBytes: number): string => {
+    const gz = gzipSync('x\n');
+    gz.writeUInt32LE(plainBytes, gz.length - 4);
+    return write(name, gz);
+  };
+
+  it('is 1 below MIN_PARALLEL_BYTES of input, the cores (at most 8) from there on', async () => {
     const small = write('small.log', 'x\n');
-    const big = write('big.log', Buffer.alloc(2 * DEFAULT_RANGE_BYTES, 0x61));
-    const [a, b] = [write('a.log.gz', gzipSync('x\n')), write('b.log.gz', gzipSync('y\n'))];
+    const big = sized('big.log', MIN_PARALLEL_BYTES);
     expect(await defaultJobs([small], 4)).toBe(1);
+    expect(await defaultJobs([sized('almost.log', MIN_PARALLEL_BYTES - 1)], 4)).toBe(1);
     expect(await defaultJobs([small, big], 4)).toBe(4);
-    expect(await defaultJobs([a, b], 16)).toBe(8);
+    expect(await defaultJobs([big], 16)).toBe(8);
     expect(await defaultJobs([big], 1)).toBe(1);
+  });
+
+  it('counts a .gz file by the size its trailer gives, and needs two of them: one is read by one worker', async () => {
+    const half = MIN_PARALLEL_BYTES / 2;
+    expect(await defaultJobs([gzipOf('a.log.gz', half), gzipOf('b.log.gz', half)], 4)).toBe(4);
+    expect(await defaultJobs([gzipOf('c.log.gz', half), gzipOf('d.log.gz', half - 1)], 4)).toBe(1);
+    expect(await defaultJobs([gzipOf('e.log.gz', 2 ** 32 - 1)], 4)).toBe(1);
   });
 });
 

@@ -1,7 +1,13 @@
 /**
  * How many workers `pgvigil analyze` starts without `-j`: the number of cores, at most 8, when the
- * input is large enough to repay starting them (a worker loads the whole parser: tens of ms, more
- * on a busy machine); 1 for a few small files, which parse in the main thread in that time.
+ * input is large enough to repay starting them; 1 otherwise, and the main thread parses.
+ *
+ * Measured on a shared 2-core machine (December 2026, 4-16 MB ranges, --json): a worker costs
+ * ~0.25 s of CPU to start and ~0.4 s more while V8 warms the parser up, and the columns it posts
+ * cost the merge ~2 ms per MB. -j 2 took 1.7-1.9x the wall time of -j 1 on 16, 64 and 256 MB of
+ * plain text, and 1.8x on two 16 MB .gz files: -j 1 reads ~7 ms per MB of CPU, -j 2 ~10 ms per
+ * MB on two threads, so on an idle machine the workers win back their start only past a few
+ * hundred MB, and never when the machine is busy. An explicit `-j N` still starts N workers.
  */
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
@@ -9,6 +15,9 @@ import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { compressionOfFile } from '../sources/log-inputs.js';
 
 export const MAX_DEFAULT_JOBS = 8;
+
+/** Input (decompressed) below which the default is to parse in the main thread. */
+export const MIN_PARALLEL_BYTES = 1024 * 1024 * 1024;
 
 /**
  * Whether every input is a regular file of plain text or gzip, which the workers read; anything
@@ -29,19 +38,42 @@ export async function workersCanRead(files: readonly string[]): Promise<boolean>
   return true;
 }
 
+/**
+ * A gzip file's decompressed size as its trailer says it (ISIZE: modulo 4 GiB, of the last member
+ * only): an estimate, which errs towards the main thread.
+ */
+async function gzipPlainBytes(file: string): Promise<number> {
+  const handle = await fsp.open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const trailer = Buffer.alloc(4);
+    const { bytesRead } = await handle.read(trailer, 0, 4, Math.max(0, size - 4));
+    return bytesRead === 4 ? trailer.readUInt32LE(0) : 0;
+  } finally {
+    await handle.close();
+  }
+}
+
 export async function defaultJobs(files: readonly string[], cores = os.availableParallelism()): Promise<number> {
   const jobs = Math.min(cores, MAX_DEFAULT_JOBS);
   if (jobs < 2) return 1;
-  let plainBytes = 0;
-  let gzipFiles = 0;
+  let bytes = 0;
+  // What workers can share: a plain file's ranges, a whole .gz file.
+  let pieces = 0;
   for (const file of files) {
     try {
-      if (await compressionOfFile(file) === 'gzip') gzipFiles++;
-      else plainBytes += (await fsp.stat(file)).size;
+      if (await compressionOfFile(file) === 'gzip') {
+        bytes += await gzipPlainBytes(file);
+        pieces++;
+      } else {
+        const { size } = await fsp.stat(file);
+        bytes += size;
+        pieces += Math.ceil(size / DEFAULT_RANGE_BYTES);
+      }
     } catch {
       // reported when the file is read
     }
-    if (plainBytes >= 2 * DEFAULT_RANGE_BYTES || gzipFiles >= 2) return jobs;
+    if (bytes >= MIN_PARALLEL_BYTES && pieces >= 2) return jobs;
   }
   return 1;
 }

@@ -9,11 +9,10 @@
  *
  * Owns: reading the head and what it tells. Never: parsing the rest of the file.
  */
-import type { Logger } from '../lib/logger.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
 import { STDIN } from '../sources/log-inputs.js';
 import { readHeadLines } from '../sources/offline-reader.js';
-import { SourceParser, type LogTranslation, type ParserSettings } from '../sources/source-parser.js';
+import { SourceParser, type LogTranslation, type ParserLog, type ParserSettings } from '../sources/source-parser.js';
 
 export interface FileHead {
   format: DetectedFormat;
@@ -27,7 +26,7 @@ export interface FileHead {
 /** A file's head, or why it could not be read (reported when the file is read for real). */
 export type HeadOrError = FileHead | { error: string };
 
-export async function readFileHead(file: string, settings: ParserSettings, log: Logger): Promise<FileHead> {
+export async function readFileHead(file: string, settings: ParserSettings, log: ParserLog): Promise<FileHead> {
   const head = await readHeadLines(file, Infinity);
   const parser = new SourceParser(settings, log);
   parser.openFile(file);
@@ -46,7 +45,7 @@ export async function readFileHead(file: string, settings: ParserSettings, log: 
 }
 
 /** The heads of `files` (standard input is read once, when its turn comes: never here). One file at a time: a thousand rotated files must not mean a thousand open descriptors. */
-export async function readFileHeads(files: readonly string[], settings: ParserSettings, log: Logger): Promise<Map<string, HeadOrError>> {
+export async function readFileHeads(files: readonly string[], settings: ParserSettings, log: ParserLog): Promise<Map<string, HeadOrError>> {
   const heads = new Map<string, HeadOrError>();
   for (const file of files) {
     if (file === STDIN) continue;

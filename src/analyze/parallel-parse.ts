@@ -15,24 +15,23 @@
 import { promises as fsp } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
-import type { Logger } from '../lib/logger.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
 import type { PipelineStats } from '../parsers/log-pipeline.js';
 import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
 import { compressionOfFile } from '../sources/log-inputs.js';
 import { parseInputFormat } from '../parsers/formats/input-format.js';
-import type { ParserSettings } from '../sources/source-parser.js';
+import type { ParserLog, ParserSettings } from '../sources/source-parser.js';
 import { readFileHead, type HeadOrError } from './file-head.js';
 import { forEachDecoded } from './generic-columns.js';
 import type { RangeResult } from './range-parser.js';
-import type { FromWorker, RangeTask } from './range-worker.js';
-import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
+import type { FromWorker, RangeTask, WorkerSetup } from './range-worker.js';
+import { creditBatches, rangeBytesFor } from './range-bytes.js';
 import { entryStartTest, rangeStarts } from './split-points.js';
 
 
 export interface ParallelOptions {
   jobs: number;
-  /** Bytes per range of a plain file (tests make it tiny so boundaries fall everywhere). */
+  /** Bytes per range of a plain file (tests make it tiny so boundaries fall everywhere); default rangeBytesFor. */
   rangeBytes?: number;
   /** The caller only summarizes (analyze-summary.ts): generic events come without their text. */
   summaryOnly?: boolean;
@@ -59,6 +58,8 @@ interface PlannedRange {
   /** Index among the file's ranges. */
   index: number;
   task: Omit<RangeTask, 'id'>;
+  /** Bytes the file's ranges are cut at (0 for a file read whole). */
+  rangeBytes: number;
   /** Set when an earlier range read through this one. */
   skipped: boolean;
   messages: FromWorker[];
@@ -78,7 +79,7 @@ export async function parseFilesInParallel(
   options: ParallelOptions,
   onEvent: (event: AnyLogEvent) => void,
   afterBatch: () => Promise<void> | void,
-  log: Logger,
+  log: ParserLog,
 ): Promise<ParsedFile[]> {
   const parsed: ParsedFile[] = [];
   const ranges: PlannedRange[] = [];
@@ -94,7 +95,8 @@ export async function parseFilesInParallel(
       file.format = named === null ? null : { ...named, prefix: settings.prefix };
     }
   }
-  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), ranges);
+  const widest = Math.max(0, ...ranges.map((r) => r.rangeBytes));
+  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), ranges, { creditBatches: creditBatches(widest) });
   try {
     await mergeInOrder(ranges, pool, onEvent, afterBatch);
   } finally {
@@ -109,15 +111,17 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   const format = head.format;
   Object.assign(file, { firstLine: head.firstLine, format, language: head.translation?.language ?? null });
   const pipeline = { target: settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
-  const range = (index: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly'>): PlannedRange =>
-    ({ file, index, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, worker: null });
+  const range = (index: number, rangeBytes: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly'>): PlannedRange => ({
+    file, index, rangeBytes, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, worker: null,
+  });
   // An envelope's lines are not the server's: where one of its entries starts is its own matter.
   const isEntryStart = format.envelope === undefined ? entryStartTest(format) : null;
-  if (await compressionOfFile(file.path) === 'gzip' || isEntryStart === null) return [range(0, { whole: true, start: 0, ends: [Infinity] })];
+  if (await compressionOfFile(file.path) === 'gzip' || isEntryStart === null) return [range(0, 0, { whole: true, start: 0, ends: [Infinity] })];
   const { size } = await fsp.stat(file.path);
   file.bytes = size;
-  const starts = await rangeStarts(file.path, size, options.rangeBytes ?? DEFAULT_RANGE_BYTES, isEntryStart);
-  return starts.map((start, i) => range(i, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
+  const rangeBytes = options.rangeBytes ?? rangeBytesFor(size, options.jobs, options.summaryOnly === true);
+  const starts = await rangeStarts(file.path, size, rangeBytes, isEntryStart);
+  return starts.map((start, i) => range(i, rangeBytes, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
 }
 
 class WorkerPool {
@@ -125,9 +129,9 @@ class WorkerPool {
   private next = 0;
   private failure: Error | null = null;
 
-  constructor(size: number, private readonly ranges: PlannedRange[]) {
+  constructor(size: number, private readonly ranges: PlannedRange[], setup: WorkerSetup) {
     for (let i = 0; i < size; i++) {
-      const worker = startWorker();
+      const worker = startWorker(setup);
       worker.on('message', (message: FromWorker) => this.received(worker, message));
       worker.on('error', (err) => this.fail(err));
       this.workers.push(worker);
@@ -184,12 +188,12 @@ const WORKER_YOUNG_GENERATION_MB = 8;
  * The worker runs the compiled module next to this one; from the TypeScript source (tests, tsx)
  * it registers tsx in the worker first: a worker does not inherit the loader of its parent.
  */
-function startWorker(): Worker {
+function startWorker(workerData: WorkerSetup): Worker {
   const resourceLimits = { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB };
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./range-worker.js', import.meta.url), { resourceLimits });
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./range-worker.js', import.meta.url), { resourceLimits, workerData });
   const entry = new URL('./range-worker.ts', import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(bootstrap, { eval: true, resourceLimits });
+  return new Worker(bootstrap, { eval: true, resourceLimits, workerData });
 }
 
 async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromWorker> {

@@ -1,16 +1,14 @@
 /**
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
  * gzip), parses it with range-parser.ts, and posts its events in batches of one input chunk. At
- * most CREDIT_BATCHES batches wait unread in the main thread: a worker ahead of the merge waits,
- * so memory stays bounded whatever the file. They cover a whole range (DEFAULT_RANGE_BYTES) and
- * a little: the merge reads ranges in order, so a worker on the next range must be able to
- * finish it while the merge still reads the current one, or the workers take turns.
+ * most `creditBatches` (given by the pool, range-bytes.ts) wait unread in the main thread: a worker
+ * ahead of the merge waits, so memory stays bounded whatever the file.
  *
  * Owns: reading the range and the message protocol's worker side. Never: ordering or merging
  * ranges (parallel-parse.ts does).
  */
 import { promises as fsp } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { readShippedCatalogs } from '../parsers/lang/catalog.js';
@@ -19,10 +17,12 @@ import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
 import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
-import { DEFAULT_RANGE_BYTES } from './range-bytes.js';
 import { RangeParser, type RangeResult } from './range-parser.js';
 
-export const CREDIT_BATCHES = Math.ceil((DEFAULT_RANGE_BYTES * 1.25) / CHUNK_BYTES);
+/** What the pool tells a worker when it starts it. */
+export interface WorkerSetup {
+  creditBatches: number;
+}
 
 export interface RangeTask {
   type: 'task';
@@ -46,16 +46,24 @@ export type FromWorker =
   | { type: 'columns'; id: number; columns: ColumnBatch }
   | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
 
-/** Plain file bytes from `start` on, in chunks of CHUNK_BYTES (valid until the next is asked for). */
-async function* plainChunksFrom(path: string, start: number): AsyncGenerator<Buffer> {
+/**
+ * A range shorter than a chunk is read in chunks of its size, at least this: a whole chunk (and a
+ * whole read) per range made tests' ranges of a few hundred bytes cost a read of 1 MB each.
+ */
+const MIN_CHUNK_BYTES = 4096;
+
+/** Plain file bytes from `start` on, in chunks (valid until the next is asked for) of CHUNK_BYTES, or of a short first range's size. */
+async function* plainChunksFrom(path: string, start: number, firstEnd: number): AsyncGenerator<Buffer> {
+  const chunkBytes = Math.min(CHUNK_BYTES, Math.max(MIN_CHUNK_BYTES, firstEnd - start));
+  const readBytes = Math.min(READ_BYTES, chunkBytes * 16);
   const handle = await fsp.open(path, 'r');
   try {
-    const block = Buffer.allocUnsafe(READ_BYTES);
+    const block = Buffer.allocUnsafe(readBytes);
     for (let position = start; ;) {
-      const { bytesRead } = await handle.read(block, 0, READ_BYTES, position);
+      const { bytesRead } = await handle.read(block, 0, readBytes, position);
       if (bytesRead === 0) return;
       position += bytesRead;
-      for (let at = 0; at < bytesRead; at += CHUNK_BYTES) yield block.subarray(at, Math.min(at + CHUNK_BYTES, bytesRead));
+      for (let at = 0; at < bytesRead; at += chunkBytes) yield block.subarray(at, Math.min(at + chunkBytes, bytesRead));
     }
   } finally {
     await handle.close();
@@ -78,8 +86,9 @@ function shippedTranslator({ language, majors }: LogTranslation): Translator {
 }
 
 class Credits {
-  private available = CREDIT_BATCHES;
   private waiter: (() => void) | null = null;
+
+  constructor(private available: number) {}
 
   take(): Promise<void> | void {
     if (this.available > 0) {
@@ -129,7 +138,7 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
   let bytes = 0;
   let error: string | null = null;
   try {
-    const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start);
+    const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start, task.ends[0]!);
     for await (const chunk of chunks) {
       bytes += chunk.length;
       splitter.push(chunk, onLine);
@@ -148,7 +157,7 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
 
 const port = parentPort;
 if (port) {
-  const credits = new Credits();
+  const credits = new Credits((workerData as WorkerSetup).creditBatches);
   let queue = Promise.resolve();
   port.on('message', (message: ToWorker) => {
     if (message.type === 'ack') return credits.give();

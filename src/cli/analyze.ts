@@ -14,14 +14,14 @@ import { defaultJobs, workersCanRead } from '../analyze/default-jobs.js';
 import { readFileHeads, type HeadOrError } from '../analyze/file-head.js';
 import { systemClock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
-import { silentLogger, type Logger } from '../lib/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
 import { expandInputs } from '../sources/log-inputs.js';
 import { readLines } from '../sources/offline-reader.js';
-import { addStats, SourceParser, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
+import { addStats, SourceParser, type ParserLog, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
@@ -58,9 +58,12 @@ export interface AnalyzeIo {
 
 const MAX_EXAMPLES = 20;
 
+/** What the parsers detected goes nowhere unless the caller gives a logger: pino then never loads. */
+const NO_PARSER_LOG: ParserLog = { info: () => {} };
+
 /** Runs the analysis; resolves to the exit code (1 when a file could not be read). */
 export async function runAnalyze(args: string[], options: AnalyzeOptions, io: AnalyzeIo = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  const log = io.log ?? silentLogger();
+  const log = io.log ?? NO_PARSER_LOG;
   const redactLevel = options.redact ?? 'off';
   let files: string[];
   try {
@@ -76,9 +79,9 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
-  const opened = options.db ? await openStoreWriter(options.db, log) : null;
+  const opened = options.db ? await openStoreWriter(options.db, await storeLogger(io)) : null;
   const store = opened?.writer ?? null;
-  const rules = options.rules ? await openOfflineRules(opened, settings.target, log) : null;
+  const rules = options.rules ? await openOfflineRules(opened, settings.target, await storeLogger(io)) : null;
   let storeError: string | null = null;
   const reports: AnalyzeFileReport[] = [];
   let totals: PipelineStats | null = null;
@@ -234,6 +237,11 @@ function languageNote(file: string, language: string): string {
   return `pgvigil analyze: ${file}: read in language ${language} (PostgreSQL message catalogs)\n`;
 }
 
+/** The store's and the rules' logger: the caller's, or a silent one (pino loads only with --db or --rules). */
+async function storeLogger(io: AnalyzeIo): Promise<Logger> {
+  return io.log ?? (await import('../lib/logger.js')).silentLogger();
+}
+
 /** The store modules (and SQLite's native addon) load only with --db: start-up of every other run. */
 async function openStoreWriter(file: string, log: Logger): Promise<{ db: Db; writer: StoreWriter }> {
   const [{ openStore }, { StoreWriter }] = await Promise.all([import('../store/open-store.js'), import('../store/store-writer.js')]);
@@ -296,7 +304,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
-    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8; a .gz file is read by one)', positiveInteger)
+    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8, from 1 GiB of input; 1 below; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));

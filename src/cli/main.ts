@@ -2,20 +2,35 @@
  * CLI entry: parses arguments with commander and dispatches to a subcommand. Returns the exit
  * code (src/cli/exit-codes.ts) instead of calling process.exit, so tests can call it.
  *
- * The daemon's and check's modules (HTTP server, PostgreSQL client, config schema, rules) load
- * when their command runs: `pgvigil analyze` on a small file would otherwise spend most of its
- * time loading them.
+ * Each command's module loads only when that command runs (all of them for help and for a name
+ * that is not a command, so help and usage errors list every one), and the daemon's and check's
+ * modules (HTTP server, PostgreSQL client, config schema, rules) when their action runs:
+ * `pgvigil analyze` on a small file would otherwise spend most of its time loading them.
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
 import type { ConfigOverrides } from '../config/load-config.js';
-import { analyzeCommand } from './analyze.js';
-import { centralCommand } from './central.js';
-import { demoCommand } from './demo.js';
-import { reportCommand } from './report.js';
-import { rulesCommand } from './rules.js';
-import { serveCommand } from './serve.js';
 import { EXIT } from './exit-codes.js';
+
+type CommandFactory = (setExitCode: (code: number) => void) => Command;
+
+/** The commands defined in their own modules, in the order help lists them (after run and check). */
+const COMMAND_MODULES: Record<string, () => Promise<CommandFactory>> = {
+  analyze: async () => (await import('./analyze.js')).analyzeCommand,
+  report: async () => (await import('./report.js')).reportCommand,
+  central: async () => (await import('./central.js')).centralCommand,
+  serve: async () => (await import('./serve.js')).serveCommand,
+  rules: async () => (await import('./rules.js')).rulesCommand,
+  demo: async () => (await import('./demo.js')).demoCommand,
+};
+
+/** The command modules `argv` needs: only the named command's; every one for help or an unknown name. */
+async function commandFactories(argv: readonly string[]): Promise<CommandFactory[]> {
+  const named = argv[0];
+  if (named === 'run' || named === 'check') return [];
+  const names = named !== undefined && Object.hasOwn(COMMAND_MODULES, named) ? [named] : Object.keys(COMMAND_MODULES);
+  return Promise.all(names.map((name) => COMMAND_MODULES[name]!()));
+}
 
 interface ConfigFlags {
   config?: string;
@@ -42,7 +57,8 @@ async function configFrom(flags: ConfigFlags) {
   return loadConfig({ file: flags.config ?? null, flags: overrides });
 }
 
-export function buildCli(setExitCode: (code: number) => void): Command {
+/** The CLI for `argv` (the arguments after `pgvigil`), with the command modules it needs. */
+export async function buildCli(argv: readonly string[], setExitCode: (code: number) => void): Promise<Command> {
   const program = new Command('pgvigil')
     .description('PostgreSQL log and metrics analyzer: names the cause when vacuum, replication or locks go wrong')
     .version(process.env.npm_package_version ?? '0.1.0')
@@ -68,20 +84,15 @@ export function buildCli(setExitCode: (code: number) => void): Command {
     },
   );
 
-  program.addCommand(analyzeCommand(setExitCode));
-  program.addCommand(reportCommand(setExitCode));
-  program.addCommand(centralCommand(setExitCode));
-  program.addCommand(serveCommand(setExitCode));
-  program.addCommand(rulesCommand(setExitCode));
-  program.addCommand(demoCommand(setExitCode));
+  for (const factory of await commandFactories(argv)) program.addCommand(factory(setExitCode));
 
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.OK;
-  const program = buildCli((code) => { exitCode = code; });
   try {
+    const program = await buildCli(argv, (code) => { exitCode = code; });
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {

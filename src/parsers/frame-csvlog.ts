@@ -11,7 +11,7 @@
  * call) reads only the records that one declines. Complete records wait in a batch of
  * `batchRecords` before they are read; flush() (end of file, idle tailer) reads what waits.
  */
-import { parse } from 'csv-parse/sync';
+import { createRequire } from 'node:module';
 import type { LogEntry } from '../domain/log-entry.js';
 import { nameOrNull, pidOfText, sourceOf, textOrNull } from './entry-fields.js';
 import type { Framer, PhysicalLine, UnparsedReason } from './framer.js';
@@ -169,9 +169,16 @@ export class CsvlogFramer implements Framer {
   }
 }
 
+/**
+ * csv-parse is required on the first record the fast path declines: loaded with the module, it
+ * cost every `analyze` and every parsing worker, whatever the format, tens of ms of CPU.
+ */
+const requireHere = createRequire(import.meta.url);
+
 /** The rows of `text` when csv-parse reads exactly `count` of them; null otherwise. */
 function parseRows(text: string, count: number): string[][] | null {
   try {
+    const { parse } = requireHere('csv-parse/sync') as typeof import('csv-parse/sync');
     const rows = parse(text, PARSE_OPTIONS) as string[][];
     return rows.length === count ? rows : null;
   } catch {

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { counted, countOrDash, seconds, table } from './text-format.js';
+import { count, counted, countOrDash, seconds, table } from './text-format.js';
 
 describe('report text format', () => {
   it('says one of a thing in the singular', () => {
     expect([counted(0, 'run'), counted(1, 'run'), counted(1_234, 'run'), counted(1, 'entry', 'entries'), counted(2, 'entry', 'entries')])
       .toEqual(['0 runs', '1 run', '1,234 runs', '1 entry', '2 entries']);
+  });
+
+  it('groups thousands as en-US does, whole numbers grouped without ICU included', () => {
+    const numbers = [0, 7, 999, 1_000, 12_345, 123_456, 1_234_567, 1_000_000_000, Number.MAX_SAFE_INTEGER, -1_234, 1_234.5678, 2 ** 60];
+    expect(numbers.map(count)).toEqual(numbers.map((n) => n.toLocaleString('en-US')));
   });
 
   it('writes seconds one way, zero included, and an unmeasured value as a dash', () => {

@@ -4,8 +4,13 @@
  * columns aligned under headers that are as wide as they need to be. Pure.
  */
 
+/**
+ * `n.toLocaleString('en-US')`, with whole numbers grouped here: the first toLocaleString call loads
+ * ICU's number formatting, ~0.06 s of CPU that a small `pgvigil analyze` spent on its summary.
+ */
 export function count(n: number): string {
-  return n.toLocaleString('en-US');
+  if (!Number.isSafeInteger(n) || n < 0) return n.toLocaleString('en-US');
+  return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 /** "1 run", "2 runs": the noun in its plural form when it needs one. */

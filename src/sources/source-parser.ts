@@ -36,6 +36,9 @@ export interface ParserSettings {
 
 export type { PipelineStats };
 
+/** What a parser logs to: what it detected. Not the whole Logger, so `analyze` can run without loading pino. */
+export type ParserLog = Pick<Logger, 'info'>;
+
 /** A translated log's language and the majors of the shipped catalogs it is read with. */
 export interface LogTranslation {
   language: string;
@@ -58,7 +61,7 @@ export class SourceParser {
   /** setLanguage() was called: the next lines are read with the new language. */
   private languageChanged = false;
 
-  constructor(private settings: ParserSettings, private readonly log: Logger) {
+  constructor(private settings: ParserSettings, private readonly log: ParserLog) {
     // Known from the settings alone, or null: a named envelope has its inside detected unless --prefix tells it.
     const named = parseInputFormat(settings.format);
     this.resolved = named === null ? null : detectInput([], { final: true, named, prefix: settings.prefix });

@@ -1,10 +1,15 @@
 /**
  * `pgvigil analyze -j N` returns exactly what `-j 1` does. Ranges are made tiny (a few hundred
  * bytes) so that split points fall inside every kind of multi-line entry: on every golden log
- * fixture (events, counts and examples per file, against one pipeline over the file) and on large
- * generated logs in the three formats (the whole output of text, --json, --events, --rules and
- * --db, against `-j 1`); and on the translated fixtures, which the workers read with the language
- * the main thread detected.
+ * fixture (events, counts and examples per file, against one pipeline over the file) and on
+ * generated logs in the three formats (the whole output of --json, which summarizes from columns,
+ * and of --events, which prints every event in order, against `-j 1`; text, --rules and --db,
+ * which read the same events as --json and --events, once); and on the translated fixtures,
+ * which the workers read with the language the main thread detected.
+ *
+ * Every range, however small, costs a worker a pipeline and an overrun past its boundary (a csvlog
+ * range reads on until the records it batched are parsed): a few hundred entries per log put a
+ * split point inside every kind of multi-line entry many times over; more only made it slower.
  */
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
@@ -83,7 +88,8 @@ describe('translated logs parsed in tiny ranges on 2 workers print what -j 1 pri
   // Every scenario of every language at once, per format: ordering, detection and language per file.
   for (const extension of ['log', 'csv', 'json']) {
     const files = dirs.flatMap((dir) => fs.readdirSync(dir).filter((f) => f.endsWith(`.${extension}`)).map((f) => path.join(dir, f)));
-    for (const output of [{ json: true }, { events: true }] as AnalyzeOptions[]) {
+    // --events prints every event and the summary; --json, read from columns, once.
+    for (const output of (extension === 'log' ? [{ json: true }, { events: true }] : [{ events: true }]) as AnalyzeOptions[]) {
       it(`${extension} ${JSON.stringify(output)}`, async () => {
         const one = await run(files, { ...output, jobs: 1 });
         const two = await run(files, { ...output, jobs: 2, rangeBytes: TINY_RANGE_BYTES });
@@ -95,7 +101,7 @@ describe('translated logs parsed in tiny ranges on 2 workers print what -j 1 pri
   }
 });
 
-describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
+describe('analyze -j 2 on generated logs prints what -j 1 prints', () => {
   let dir: string;
   const logs: Record<string, { files: string[]; options: AnalyzeOptions }> = {};
 
@@ -106,15 +112,17 @@ describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
       fs.writeFileSync(file, text);
       return file;
     };
-    logs.stderr = { files: [write('a.log', generatedStderrLog(2000, 1)), write('b.log', generatedStderrLog(1000, 7))], options: { format: 'stderr', prefix: GENERATED_STDERR_PREFIX } };
-    logs.detected = { files: [write('c.log', generatedStderrLog(1500, 5)), write('d.log.gz', gzipSync(generatedStderrLog(800, 9)))], options: {} };
-    logs.csvlog = { files: [write('e.csv', generatedCsvLog(1500))], options: { format: 'csvlog' } };
-    logs.jsonlog = { files: [write('f.json', generatedJsonLog(1500))], options: { format: 'jsonlog' } };
+    logs.stderr = { files: [write('a.log', generatedStderrLog(600, 1)), write('b.log', generatedStderrLog(300, 7))], options: { format: 'stderr', prefix: GENERATED_STDERR_PREFIX } };
+    logs.detected = { files: [write('c.log', generatedStderrLog(500, 5)), write('d.log.gz', gzipSync(generatedStderrLog(300, 9)))], options: {} };
+    logs.csvlog = { files: [write('e.csv', generatedCsvLog(400))], options: { format: 'csvlog' } };
+    logs.jsonlog = { files: [write('f.json', generatedJsonLog(500))], options: { format: 'jsonlog' } };
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   for (const name of ['stderr', 'detected', 'csvlog', 'jsonlog']) {
-    for (const output of [{}, { json: true }, { events: true }, { rules: true, json: true }] as AnalyzeOptions[]) {
+    // Text and --rules read what --json and --events read: once, on the log with the most kinds of entry.
+    const once = name === 'stderr' ? [{}, { rules: true, json: true }] : [];
+    for (const output of [{ json: true }, { events: true }, ...once] as AnalyzeOptions[]) {
       it(`${name} ${JSON.stringify(output)}`, async () => {
         const { files, options } = logs[name]!;
         const one = await run(files, { ...options, ...output, jobs: 1 });
@@ -131,7 +139,7 @@ describe('analyze -j 2 on large generated logs prints what -j 1 prints', () => {
     expect((await run(files, { ...options, db: a, jobs: 1 })).code).toBe(0);
     expect((await run(files, { ...options, db: b, jobs: 2, rangeBytes: 997 })).code).toBe(0);
     const stored = storedEvents(a);
-    expect(stored.length).toBeGreaterThan(2500);
+    expect(stored.length).toBeGreaterThan(700);
     expect(storedEvents(b)).toEqual(stored);
   }, 120_000);
 

@@ -7,9 +7,9 @@
  *   generated from the same .mo files by scripts/build-catalogs.ts (PostgreSQL licence, see NOTICE).
  */
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mo } from 'gettext-parser';
 import { libcMsgids, postgresMsgids } from './messages.js';
 
 export interface Catalog {
@@ -50,8 +50,15 @@ export function describeCatalogs(catalogs: ReadonlyArray<Pick<Catalog, 'major' |
 /** The shipped catalogs (a directory `catalogs` at the package root: src/ and dist/ are as deep). */
 export const SHIPPED_CATALOGS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../catalogs');
 
+/**
+ * gettext-parser (and the encoding tables it loads) is required on the first .mo file, a live
+ * server's: loaded with the module, it cost every `analyze` and every parsing worker ~0.1 s of CPU.
+ */
+const requireHere = createRequire(import.meta.url);
+
 /** The translated messages of a .mo file whose msgid is in `wanted`. */
 export function readMoMessages(buffer: Buffer, wanted: ReadonlySet<string>): Record<string, string[]> {
+  const { mo } = requireHere('gettext-parser') as typeof import('gettext-parser');
   const parsed = mo.parse(buffer);
   const out: Record<string, string[]> = {};
   for (const entry of Object.values(parsed.translations[''] ?? {})) {
