@@ -62,6 +62,18 @@ function shapeOf(event: AnyLogEvent): string {
   return JSON.stringify({ kind: event.kind, level: event.level, sqlstate: event.sqlstate, details });
 }
 
+/**
+ * PG 15 may end a session whose statement a recovery conflict cancelled with a FATAL for the same
+ * conflict (a second, queued signal: recovery-conflicts.ts endCancelledTransaction). The English
+ * recording did not catch that race; a run that does has this one event more, the cancel's twin.
+ */
+function terminatedAfterCancel(event: AnyLogEvent, events: AnyLogEvent[]): boolean {
+  if (event.kind !== 'recovery_conflict' || event.level !== 'FATAL') return false;
+  const reason = (event.details as { reason?: unknown }).reason;
+  return events.some((e) => e.kind === 'recovery_conflict' && e.level === 'ERROR' && e.pid === event.pid && e.tsMs <= event.tsMs &&
+    (e.details as { reason?: unknown }).reason === reason);
+}
+
 function englishShapes(scenario: string): Set<string> {
   const dir = path.join(FIXTURES_DIR, `pg15-stderr-${scenario}`);
   const lines = fs.readFileSync(path.join(dir, 'expected.ndjson'), 'utf8').split('\n').filter((l) => l !== '');
@@ -113,7 +125,7 @@ describeWithTool('pg15', 'logs of PostgreSQL 15 servers writing another language
           expect(events.filter((e) => e.kind !== 'generic' && translator.translateMessage(e.message) !== e.message)).not.toEqual([]);
           // Each classified event has a twin in the English run of the scenario.
           const english = englishShapes(readCase(path.join(FIXTURES_DIR, `pg15-stderr-${name}`)).scenario);
-          const unmatched = events.filter((e) => e.kind !== 'generic' && !english.has(shapeOf(e))).map(shapeOf);
+          const unmatched = events.filter((e) => e.kind !== 'generic' && !english.has(shapeOf(e)) && !terminatedAfterCancel(e, events)).map(shapeOf);
           expect(unmatched, 'events whose fields the English run of the scenario never shows').toEqual([]);
           // stderr and csvlog read the same.
           const strip = (list: AnyLogEvent[]) => list.filter((e) => e.kind !== 'generic').map((e) => ({ kind: e.kind, details: e.details }));

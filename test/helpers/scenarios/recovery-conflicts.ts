@@ -105,7 +105,7 @@ export const standbyRecoveryConflicts: Scenario = {
       await primary.query('DELETE FROM rc_snapshot WHERE id % 2 = 0');
       await primary.query('VACUUM rc_snapshot');
       await cancelled;
-      await reader.query('ROLLBACK');
+      await endCancelledTransaction(reader, log, SNAPSHOT_DETAIL);
       if (logsWaits(version)) await log.waitFor(/recovery finished waiting after [\d.]+ ms: recovery conflict on snapshot/);
 
       await lockReader.query('BEGIN');
@@ -122,6 +122,7 @@ export const standbyRecoveryConflicts: Scenario = {
 };
 
 const SLEEP = 'SELECT pg_sleep(60)';
+const SNAPSHOT_DETAIL = 'User query might have needed to see row versions that must be removed';
 const PIN_DETAIL = 'User was holding shared buffer pin for too long';
 
 export const standbyBufferPinConflicts: Scenario = {
