@@ -16,7 +16,7 @@
  * each amplified to BENCH_LANG_MB (default 64), as events/s of `analyze --json` (goal: translated
  * >= 0.5x English); and English read with the default language detection vs `--lang en`, to see
  * what detection costs a log that needs none. BENCH_PARSE_ONLY=translated runs this section alone
- * (no live corpus).
+ * (no live corpus). BENCH_PARSE_ONLY=autovacuum runs the autovacuum corpus vs pgBadger alone.
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -198,6 +198,26 @@ async function translatedSection(tmp: string, runs: number): Promise<void> {
   process.stdout.write(`  English, detection / --lang en: ${eventRatio(s('en'), s('enFixed'))} [~1.0x: detection must not cost English logs]\n`);
 }
 
+function badgerAvProgram(file: string, badgerMb: number, tmp: string): Program | null {
+  return existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(file, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null;
+}
+
+function autovacuumRatio(analyze: Sample[], badger: Sample[], badgerMb: number): string {
+  return `  analyze -j 1 / pgbadger -j 1, autovac: ${ratio(analyze, badger)} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`;
+}
+
+/** BENCH_PARSE_ONLY=autovacuum (issue #12): the autovacuum corpus alone, analyze vs pgBadger, without the mixed-corpus rows. */
+async function autovacuumSection(file: string, badgerMb: number, tmp: string, runs: number): Promise<void> {
+  const badgerAv = badgerAvProgram(file, badgerMb, tmp);
+  if (!badgerAv) throw new Error(`BENCH_PARSE_ONLY=autovacuum compares with pgBadger, not found at ${PGBADGER}`);
+  const programs = { analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', file, ['-j', '1']), badgerAv };
+  execFileSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const samples = await measureRounds(programs, runs);
+  process.stdout.write('\nmedian of runs (range):\n');
+  for (const [key, program] of Object.entries(programs)) process.stdout.write(`  ${report(program, samples.get(key)!)}\n`);
+  process.stdout.write(`\nratios (median of per-run ratios; targets in brackets):\n${autovacuumRatio(samples.get('analyzeAv')!, samples.get('badgerAv')!, badgerMb)}`);
+}
+
 async function run(): Promise<void> {
   if (process.env.BENCH_PARSE_ONLY === 'translated') {
     say('building dist/ (npm run build)');
@@ -222,6 +242,10 @@ async function run(): Promise<void> {
   const badgerMb = envNumber('BENCH_PGBADGER_MB', 64);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-parse-'));
   try {
+    if (process.env.BENCH_PARSE_ONLY === 'autovacuum') {
+      await autovacuumSection(corpus.autovacuum, badgerMb, tmp, runs);
+      return;
+    }
     const formatsMb = envNumber('BENCH_FORMATS_MB', badgerMb);
     const stderrSlice = slice(corpus.mixed, formatsMb * MB, path.join(corpus.dir, `formats-${formatsMb}mb.log`));
     const [csvFile, jsonFile] = [path.join(corpus.dir, `formats-${formatsMb}mb.csv`), path.join(corpus.dir, `formats-${formatsMb}mb.json`)];
@@ -238,7 +262,7 @@ async function run(): Promise<void> {
       formatCsv: analyzeProgram('analyze -j 1 csvlog (same events)', csvFile, ['-j', '1', '--format', 'csvlog']),
       formatJson: analyzeProgram('analyze -j 1 jsonlog (same events)', jsonFile, ['-j', '1', '--format', 'jsonlog']),
       badger: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (mixed slice)', slice(corpus.mixed, badgerMb * MB, path.join(tmp, 'mixed-slice.log')), tmp) : null,
-      badgerAv: existsSync(PGBADGER) ? pgbadgerProgram('pgbadger -j 1 (autovacuum slice)', slice(corpus.autovacuum, badgerMb * MB, path.join(tmp, 'av-slice.log')), tmp) : null,
+      badgerAv: badgerAvProgram(corpus.autovacuum, badgerMb, tmp),
     };
     // Warm the page cache: the point is parsing speed, not the disk.
     for (const file of [corpus.mixed, corpus.autovacuum]) execFileSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -255,7 +279,7 @@ async function run(): Promise<void> {
       process.stdout.write(`  analyze -j 1 / pgbadger -j 1, mixed:   ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
       process.stdout.write(`  analyze -j 2 / pgbadger -j 1, mixed:   ${ratio(s('analyze2'), s('badger'))} [>= 150x] (pgBadger on the first ${badgerMb} MB)\n`);
     }
-    if (programs.badgerAv) process.stdout.write(`  analyze -j 1 / pgbadger -j 1, autovac: ${ratio(s('analyzeAv'), s('badgerAv'))} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`);
+    if (programs.badgerAv) process.stdout.write(autovacuumRatio(s('analyzeAv'), s('badgerAv'), badgerMb));
     // The same events in three formats: compared by time (MB/s would favour the wordier format).
     const perEvents = (a: Sample[], b: Sample[]): string => ratio(a.map((x, i) => sameBytes(x, b[i]!)), b);
     process.stdout.write(`  csvlog / stderr, same events:          ${perEvents(s('formatCsv'), s('formatStderr'))} [>= 0.5x]\n`);

@@ -13,13 +13,15 @@
  * Then the majors no package was at hand for are derived from the catalogs written around them
  * (--derive 14=13,15 --derive 16=15,17 by default; src/parsers/lang/derive-catalog.ts), and
  * per language how many messages the neighbours translate alike (kept), differently and only
- * one of them (left out) is printed.
+ * one of them (left out) is printed. Last, the language detector's index of them all
+ * (catalogs/detector-index.json, src/parsers/lang/detector-index.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { firstForms, readCatalogFile, readMoMessages, SHIPPED_CATALOGS_DIR, type Catalog } from '../src/parsers/lang/catalog.js';
 import { deriveCatalog } from '../src/parsers/lang/derive-catalog.js';
+import { writeDetectorIndex } from '../src/parsers/lang/detector-index.js';
 import { libcMsgids, postgresMsgids } from '../src/parsers/lang/messages.js';
 
 const DEFAULT_SOURCES = [
@@ -66,6 +68,7 @@ function main(): void {
     console.log(`PG ${major}: ${written.join(', ') || 'no catalogs'}`);
   }
   for (const spec of values.derive ?? DEFAULT_DERIVED) derive(out, spec);
+  writeDetectorIndex(out);
 }
 
 /** `14=13,15`: the catalog of 14 of every language both 13 and 15 have. */

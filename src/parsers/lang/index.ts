@@ -6,7 +6,8 @@
  */
 import type { ParserSettings } from '../../sources/source-parser.js';
 import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs, type Catalog } from './catalog.js';
-import { LanguageDetector, readLine, type LogDetector } from './detect-language.js';
+import { detectorIndex, LanguageDetector, readLine, type LogDetector } from './detect-language.js';
+import { exactCatalogs, readDetectorIndex } from './detector-index.js';
 import { Translator } from './translator.js';
 
 export type LanguageSetting = ParserSettings['language'];
@@ -25,38 +26,41 @@ const ENGLISH = /^(en([_-].*)?|C(\..*)?|POSIX)$/i;
  */
 export function offlineLanguage(lang: string | undefined, catalogsDir?: string): LanguageChoice {
   if (lang === undefined || lang === 'auto') {
-    const catalogs = exactCatalogs(readShippedCatalogs(null, catalogsDir));
-    if (catalogs.length === 0) return { setting: undefined, problem: null };
-    return { setting: perFile(catalogs, new LanguageDetector(catalogs)), problem: null };
+    const index = readDetectorIndex(catalogsDir);
+    if (index.languages.length === 0) return { setting: undefined, problem: null };
+    // Only the detected language's catalogs are read: none for an English log.
+    return { setting: perFile((language) => exactCatalogs(readShippedCatalogs(language, catalogsDir)), new LanguageDetector(index)), problem: null };
   }
   if (ENGLISH.test(lang)) return { setting: undefined, problem: null };
   for (const language of catalogLanguages(lang) ?? [lang]) {
     const catalogs = exactCatalogs(readShippedCatalogs(language, catalogsDir));
     // The language is given; its major is still told per file.
-    if (catalogs.length > 0) return { setting: perFile(catalogs, { lineWords: new LanguageDetector(catalogs).lineWords, detect: () => language }), problem: null };
+    if (catalogs.length > 0) return { setting: perFile(() => catalogs, { lineWords: new LanguageDetector(detectorIndex(catalogs)).lineWords, detect: () => language }), problem: null };
   }
   const shipped = [...new Set(shippedCatalogs(catalogsDir).map((c) => c.language))].join(', ');
   return { setting: undefined, problem: noCatalog(`language "${lang}"`, `shipped catalogs: ${shipped || 'none'}`) };
 }
 
 /**
- * The catalogs a log of unknown major is weighed with: a derived catalog (14, 16) holds only
- * messages its neighbours translate alike, so it never reads a line they do not, and could only
- * win the count where the missing messages would have left a line ambiguous. It serves a server
- * that said its major.
+ * Each file's language from `detector`, read with the catalog of the major that reads its first
+ * lines best; `catalogsOf(language)` reads a language's catalogs, once, when a file is in it.
  */
-function exactCatalogs(catalogs: Catalog[]): Catalog[] {
-  return catalogs.filter((c) => c.derived === undefined);
-}
-
-/** Each file's language from `detector`, read with the catalog of the major that reads its first lines best. */
-function perFile(catalogs: readonly Catalog[], detector: LogDetector): LanguageSetting {
+function perFile(catalogsOf: (language: string) => readonly Catalog[], detector: LogDetector): LanguageSetting {
+  const catalogsByLanguage = new Map<string, readonly Catalog[]>();
+  const catalogs = (language: string): readonly Catalog[] => {
+    let found = catalogsByLanguage.get(language);
+    if (found === undefined) {
+      found = catalogsOf(language).filter((c) => c.language === language);
+      catalogsByLanguage.set(language, found);
+    }
+    return found;
+  };
   const translators = new Map<string, Translator>();
   const translator = (language: string, majors: readonly number[]): Translator => {
     const key = `${language}/${majors.join(',')}`;
     let found = translators.get(key);
     if (found === undefined) {
-      found = new Translator(catalogs.filter((c) => c.language === language && majors.includes(c.major)));
+      found = new Translator(catalogs(language).filter((c) => majors.includes(c.major)));
       translators.set(key, found);
     }
     return found;
@@ -64,7 +68,7 @@ function perFile(catalogs: readonly Catalog[], detector: LogDetector): LanguageS
   return {
     detect: detector,
     translatorFor: (language, lines) => {
-      const majors = [...new Set(catalogs.filter((c) => c.language === language).map((c) => c.major))];
+      const majors = [...new Set(catalogs(language).map((c) => c.major))];
       return translator(language, likeliestMajors(majors.map((m) => ({ major: m, translator: translator(language, [m]) })), lines));
     },
   };
