@@ -96,12 +96,22 @@ async function startDaemon(db: Db, clock: ManualClock) {
   for (const c of components) await c.start();
   return {
     writer,
+    engine,
+    catchUp,
     /** What a tailer does with the log: batches, each committed before the next is read. */
     async read(events: readonly AnyLogEvent[]) {
       const ordered = [...events].sort((a, b) => a.tsMs - b.tsMs);
       for (let i = 0; i < ordered.length; i += BATCH_EVENTS) {
         writer.enqueue({ events: ordered.slice(i, i + BATCH_EVENTS) });
         await clock.advance(250);
+        await catchUp.caughtUp();
+      }
+    },
+    /** Time passing, with the catch-up taking its turns as the event loop would give them. */
+    async pass(ms: number) {
+      for (let left = ms; left > 0; left -= intervalMs) {
+        await clock.advance(Math.min(intervalMs, left));
+        await catchUp.caughtUp();
       }
     },
     async stop() {
@@ -128,7 +138,7 @@ describe('a storm in the log written while pgvigil was down', () => {
     const clock = new ManualClock(D0 + 20 * MINUTE);
     const daemon = await startDaemon(db, clock);
     await daemon.read([...background(D0, D0 + 20 * MINUTE), ...storm.map(lockTimeout)]);
-    await clock.advance(30 * S);
+    await daemon.pass(30 * S);
 
     const alerts = stormAlerts(db);
     expect(alerts).toHaveLength(1);
@@ -169,9 +179,9 @@ describe('a storm in the log written while pgvigil was down', () => {
     await clock.advance(D0 + 22 * MINUTE - clock.nowMs());
     const second = await startDaemon(db, clock);
     // A slow start: the tailer hands over its first lines two minutes later, past the hold-down.
-    await clock.advance(2 * MINUTE);
+    await second.pass(2 * MINUTE);
     await second.read([...background(D0 + 2 * MINUTE, D0 + 22 * MINUTE), ...storm.filter((t) => t >= D0 + 2 * MINUTE).map(lockTimeout)]);
-    await clock.advance(30 * S);
+    await second.pass(30 * S);
 
     const alerts = stormAlerts(db);
     expect(alerts).toHaveLength(1);
@@ -198,7 +208,7 @@ describe('a storm in the log written while pgvigil was down', () => {
     const clock = new ManualClock(D0 + 40 * MINUTE);
     const restarted = await startDaemon(db, clock);
     await restarted.read(background(D0 + 15 * MINUTE, D0 + 40 * MINUTE));
-    await clock.advance(30 * S);
+    await restarted.pass(30 * S);
 
     const alerts = stormAlerts(db);
     expect(alerts).toHaveLength(1);
@@ -229,8 +239,68 @@ describe('a storm in the log written while pgvigil was down', () => {
     // One more line written a second after the storm's last timeout, handed over only now (the
     // rest of a rotated file): behind the clock, but the instants it belongs to were judged.
     daemon.writer.enqueue({ events: background(storm.at(-1)! + S, storm.at(-1)! + 2 * S) });
-    await clock.advance(30 * S);
+    await daemon.pass(30 * S);
     expect(stormAlerts(db)).toHaveLength(1);
     await daemon.stop();
+  });
+
+  it('steps a backlog of hours in turns of a few evaluations, the event loop free between them, with the same alert', async () => {
+    const db = memoryStore();
+    // A lock timeout every 4 s for 2 hours: one storm all along, ~1,440 evaluations to step.
+    const storm = burst(D0, 1_800, 4 * S);
+    const clock = new ManualClock(D0 + 3 * 60 * MINUTE);
+    const daemon = await startDaemon(db, clock);
+    let evaluations = 0;
+    const evaluate = daemon.engine.evaluate.bind(daemon.engine);
+    // The catch-up's evaluations (those with a scope) in one piece of work: a microtask queued at
+    // the first runs after it ends.
+    let mostInOneTurn = 0;
+    let inThisTurn: number | null = null;
+    daemon.engine.evaluate = (...args) => {
+      if (args[2] === undefined) return evaluate(...args);
+      evaluations++;
+      if (inThisTurn === null) {
+        inThisTurn = 0;
+        queueMicrotask(() => { inThisTurn = null; });
+      }
+      mostInOneTurn = Math.max(mostInOneTurn, ++inThisTurn);
+      return evaluate(...args);
+    };
+    // The whole backlog in one commit, as a tailer reading fast hands the writer its batch.
+    daemon.writer.enqueue({ events: storm.map(lockTimeout) });
+    const afterCommit = evaluations;
+    await daemon.pass(30 * S);
+
+    expect(afterCommit).toBe(0);
+    expect(evaluations).toBeGreaterThan(1_000);
+    expect(mostInOneTurn).toBeLessThanOrEqual(20);
+    const span = stormSpan(storm);
+    expect(stormAlerts(db).map((a) => [a.started_ms, a.resolved_ms])).toEqual([[span.firstMs, span.lastMs + holdDownMs]]);
+    await daemon.stop();
+  });
+
+  it('is not pinned by a judged instant from a wall clock that was an hour ahead and has gone back: the storm fires at its own times', async () => {
+    const db = memoryStore();
+    // Live for a minute with the wall clock an hour ahead: its evaluations judge up to D0 + 1 h 1 min.
+    const clock = new ManualClock(D0);
+    clock.jumpWallClock(60 * MINUTE);
+    const first = await startDaemon(db, clock);
+    for (let i = 0; i < 6; i++) {
+      first.writer.enqueue({ events: background(clock.nowMs(), clock.nowMs() + S) });
+      await first.pass(10 * S);
+    }
+    expect(db.prepare(`SELECT at_ms FROM log_judged WHERE target = 'primary'`).pluck().get()).toBeGreaterThan(D0 + 60 * MINUTE);
+    await first.stop();
+    // Set right while pgvigil was down; the storm is written at the real time, read 20 minutes later.
+    clock.jumpWallClock(-60 * MINUTE);
+    await clock.advance(D0 + 20 * MINUTE - clock.nowMs());
+    const storm = burst(D0 + 5 * MINUTE, 30, 4 * S);
+    const second = await startDaemon(db, clock);
+    await second.read([...background(D0 + MINUTE, D0 + 20 * MINUTE), ...storm.map(lockTimeout)]);
+    await second.pass(30 * S);
+
+    const span = stormSpan(storm);
+    expect(stormAlerts(db).map((a) => [a.started_ms, a.resolved_ms])).toEqual([[span.firstMs, span.lastMs + holdDownMs]]);
+    await second.stop();
   });
 });

@@ -55,7 +55,7 @@ export interface BacklogCatchUpDeps {
   /** The store writer: what it committed, in commit order. */
   commits: { onFlush(listener: (result: { events: ReadonlyArray<{ id: number; event: { target: string; tsMs: number } }> }) => void): void };
   /** How far each target's log was judged: moved by every step. */
-  judgement: Pick<LogJudgement, 'position' | 'unjudgedEvents' | 'committedEvent' | 'stepped'>;
+  judgement: Pick<LogJudgement, 'notBeforeMs' | 'unjudgedEvents' | 'committedEvent' | 'stepped'>;
   clock: Clock;
   log: Logger;
   /** The enabled rules that read the log alone (catalog.ts logOnlyRuleIds). */
@@ -73,9 +73,21 @@ interface TargetCatchUp {
   firstEventMs: number | null;
   /** Steady time of the last backlog event committed (of the start while waiting for the first). */
   lastReadMs: number;
-  /** The last event handed to the stepper: the steps it takes see every event up to it. */
+  /** The last event handed to the stepper whose gap before it was stepped: the steps see every event up to it. */
   handedId: number;
+  /** Events committed behind the clock and not handed yet, oldest first. */
+  pending: Array<{ id: number; tsMs: number }>;
+  /** The event handed last, while the evaluations owed through the gap before it are taken. */
+  opening: number | null;
+  /** 'asked': the backlog was read to its end; 'finishing': stepped up to now, ends when that is done. */
+  ending: 'no' | 'asked' | 'finishing';
 }
+
+/**
+ * Evaluations a target's catch-up takes before it lets the event loop run other work (the HTTP
+ * API, the writer, the tailer): a backlog of hours is thousands of evaluations, seconds in one piece.
+ */
+const STEPS_PER_TURN = 20;
 
 export class BacklogCatchUp implements Component {
   readonly name = 'backlog-catch-up';
@@ -83,6 +95,7 @@ export class BacklogCatchUp implements Component {
   private timer: { cancel(): void } | null = null;
   /** Commits after stop (the writer's last flush) are left to the next start's catch-up. */
   private stopped = false;
+  private draining: Promise<void> | null = null;
 
   constructor(private readonly deps: BacklogCatchUpDeps) {
     deps.commits.onFlush(({ events }) => this.committed(events));
@@ -96,29 +109,39 @@ export class BacklogCatchUp implements Component {
       for (const target of targets) {
         const scope: CatchUpScope = { target, ruleIds };
         engine.beginCatchUp(scope, clock.monotonicMs());
-        this.active.set(target, { scope, stepper: null, firstEventMs: null, lastReadMs: clock.monotonicMs(), handedId: 0 });
+        this.active.set(target, this.waiting(scope));
       }
       for (const target of targets) await this.catchUpStored(target);
     }
     this.timer = clock.setInterval(() => this.endFinished(), this.deps.intervalMs);
   }
 
-  /** Ends every catch-up: what was read is judged now rather than never. */
+  /**
+   * Stops stepping after the current turn. What was not judged yet stays after its target's
+   * position in the store, and the next start steps it first.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
-    for (const catchUp of [...this.active.values()]) this.end(catchUp);
+    await this.caughtUp();
+    for (const catchUp of [...this.active.values()]) this.ended(catchUp);
+  }
+
+  /** Resolves when every event handed over so far has been stepped (for tests and start). */
+  async caughtUp(): Promise<void> {
+    while (this.draining !== null) await this.draining;
   }
 
   /** Steps the events a kill left stored but unjudged, before the tailer reads on. */
   private async catchUpStored(target: string): Promise<void> {
     for (const page of this.deps.judgement.unjudgedEvents(target)) {
+      if (this.stopped) return;
       const waiting = this.active.get(target);
       const catchUp = waiting?.stepper ? waiting : this.begin(target, page[0]!.tsMs);
-      for (const event of page) this.hand(catchUp, event.id, event.tsMs);
-      // A long backlog must not hold the event loop (the HTTP API, the writer's timer) in one piece.
-      await new Promise((resolve) => setImmediate(resolve));
+      for (const event of page) this.handOver(catchUp, event.id, event.tsMs);
+      this.drainSoon();
+      await this.caughtUp();
     }
   }
 
@@ -128,55 +151,107 @@ export class BacklogCatchUp implements Component {
     for (const { id, event } of events) {
       const waiting = this.active.get(event.target);
       const behind = this.deps.ruleIds.size > 0 && event.tsMs < behindBefore;
-      if (waiting?.stepper === null && !behind) this.end(waiting);
+      if (waiting?.stepper === null && !behind) this.ended(waiting);
       this.deps.judgement.committedEvent(event.target, id, !behind);
       if (!behind) continue;
-      this.hand(waiting?.stepper ? waiting : this.begin(event.target, event.tsMs), id, event.tsMs);
+      this.handOver(waiting?.stepper ? waiting : this.begin(event.target, event.tsMs), id, event.tsMs);
     }
+    this.drainSoon();
   }
 
-  private hand(catchUp: TargetCatchUp, id: number, tsMs: number): void {
-    catchUp.stepper!.beforeEvent(tsMs, true);
-    catchUp.handedId = id;
+  private handOver(catchUp: TargetCatchUp, id: number, tsMs: number): void {
+    catchUp.pending.push({ id, tsMs });
     catchUp.lastReadMs = this.deps.clock.monotonicMs();
+    catchUp.ending = 'no';
+  }
+
+  private waiting(scope: CatchUpScope): TargetCatchUp {
+    return { scope, stepper: null, firstEventMs: null, lastReadMs: this.deps.clock.monotonicMs(), handedId: 0, pending: [], opening: null, ending: 'no' };
   }
 
   private begin(target: string, firstEventMs: number): TargetCatchUp {
     const { engine, clock, ruleIds, intervalMs, log, judgement } = this.deps;
     const scope: CatchUpScope = { target, ruleIds };
-    const catchUp: TargetCatchUp = { scope, stepper: null, firstEventMs, lastReadMs: clock.monotonicMs(), handedId: 0 };
+    const catchUp: TargetCatchUp = { ...this.waiting(scope), firstEventMs };
     // The events are committed before the stepper hears of them: nothing to commit on its behalf.
-    // An instant judged already (before the position's atMs) is not judged again.
+    // An instant judged already (before the judged instant) is not judged again.
     catchUp.stepper = new ReplayStepper({
       commit: () => undefined,
       evaluate: (nowMs) => {
-        const atMs = Math.max(nowMs, judgement.position(target).atMs);
+        const atMs = Math.max(nowMs, judgement.notBeforeMs(target));
         judgement.stepped(target, catchUp.handedId, atMs, () => engine.evaluate(atMs, atMs, scope));
       },
       openAlerts: () => engine.openAlertsIn(scope),
-    }, new EventTimeClock(), { intervalMs, ...REPLAY_DEFAULTS });
-    engine.beginCatchUp(scope, Math.max(firstEventMs, judgement.position(target).atMs));
+    }, new EventTimeClock(), { intervalMs, ...REPLAY_DEFAULTS, deferGaps: true });
+    engine.beginCatchUp(scope, Math.max(firstEventMs, judgement.notBeforeMs(target)));
     this.active.set(target, catchUp);
     log.info({ target, behindSeconds: Math.round((clock.nowMs() - firstEventMs) / 1000), rules: [...ruleIds] },
       'reading a log backlog: its log-only rules are evaluated on the log\'s own time until it is read');
     return catchUp;
   }
 
-  private endFinished(): void {
-    const nowMs = this.deps.clock.monotonicMs();
-    for (const catchUp of [...this.active.values()]) {
-      if (nowMs - catchUp.lastReadMs >= (catchUp.stepper ? this.deps.intervalMs : START_GRACE_MS)) this.end(catchUp);
+  private drainSoon(): void {
+    if (this.draining !== null || this.stopped) return;
+    this.draining = this.drain().finally(() => { this.draining = null; });
+  }
+
+  /** Turns of every target's catch-up in rotation, the event loop free between them, until none has work. */
+  private async drain(): Promise<void> {
+    for (;;) {
+      const busy = [...this.active.values()].filter((c) => c.stepper !== null && (c.pending.length > 0 || c.opening !== null || c.ending !== 'no'));
+      if (busy.length === 0 || this.stopped) return;
+      for (const catchUp of busy) this.turn(catchUp);
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
-  private end(catchUp: TargetCatchUp): void {
+  /** At most STEPS_PER_TURN evaluations of one target's catch-up, in the order the log gives them. */
+  private turn(catchUp: TargetCatchUp): void {
+    const stepper = catchUp.stepper!;
+    const budgetEnd = stepper.evaluations + STEPS_PER_TURN;
+    for (;;) {
+      if (stepper.stepGap(budgetEnd - stepper.evaluations)) return;
+      if (catchUp.opening !== null) {
+        catchUp.handedId = catchUp.opening;
+        catchUp.opening = null;
+      }
+      // Handing an event, or finishing, may evaluate once more.
+      if (stepper.evaluations >= budgetEnd) return;
+      const next = catchUp.pending.shift();
+      if (next) {
+        stepper.beforeEvent(next.tsMs, true);
+        catchUp.opening = next.id;
+      } else if (catchUp.ending === 'asked') {
+        stepper.finishUntil(this.deps.clock.nowMs());
+        catchUp.ending = 'finishing';
+      } else {
+        if (catchUp.ending === 'finishing') this.ended(catchUp);
+        return;
+      }
+    }
+  }
+
+  private endFinished(): void {
+    const nowMs = this.deps.clock.monotonicMs();
+    for (const catchUp of [...this.active.values()]) {
+      const quietMs = nowMs - catchUp.lastReadMs;
+      if (catchUp.stepper === null) {
+        if (quietMs >= START_GRACE_MS) this.ended(catchUp);
+      } else if (quietMs >= this.deps.intervalMs && catchUp.ending === 'no') {
+        catchUp.ending = 'asked';
+      }
+    }
+    this.drainSoon();
+  }
+
+  /** The target's log-only rules are live again (stepped up to now, or left to the next start at stop). */
+  private ended(catchUp: TargetCatchUp): void {
     const { stepper } = catchUp;
-    stepper?.finishUntil(this.deps.clock.nowMs());
     this.deps.engine.endCatchUp(catchUp.scope);
     this.active.delete(catchUp.scope.target);
     if (stepper) {
       this.deps.log.info({ target: catchUp.scope.target, fromMs: catchUp.firstEventMs, evaluations: stepper.evaluations },
-        'log backlog read; its rules are live again');
+        this.stopped ? 'stopped while reading a log backlog; the next start steps what was not judged' : 'log backlog read; its rules are live again');
     }
   }
 }

@@ -48,6 +48,17 @@ export class LogJudgement {
     return position;
   }
 
+  /**
+   * The instant a catch-up of the target may not evaluate before: the judged instant, unless it is
+   * ahead of the wall clock. Then it was judged while the clock was ahead, and the clock has since
+   * gone back: holding to it would evaluate every step at that instant until the clock caught up,
+   * where no window reaches the backlog. The position's event id still keeps judged events out.
+   */
+  notBeforeMs(target: string): number {
+    const { atMs } = this.position(target);
+    return atMs > this.clock.nowMs() ? -Infinity : atMs;
+  }
+
   /** The target's events stored after its position, oldest first, a page at a time. */
   *unjudgedEvents(target: string): Generator<UnjudgedEvent[]> {
     let after = this.position(target).eventId;

@@ -11,6 +11,8 @@
  * the gap (at most `maxGapSteps`), so a condition that ends with the passing of time (a window, a
  * hold-down) resolves when it would have, not at the next event. At the end of the log the
  * engine evaluates once more, at the last event's time; alerts still open stay open.
+ * A daemon catching up on a backlog (backlog-catch-up.ts) takes a gap's evaluations a few at a
+ * time with stepGap() (`deferGaps`): a gap of hours would otherwise hold its event loop for seconds.
  * Never: storing events or alerts (the ReplayTarget does), or reading a clock.
  */
 import { DateTime } from 'luxon';
@@ -28,6 +30,15 @@ export interface ReplayOptions {
   intervalMs: number;
   /** Evaluations through one stretch of the log without events, while alerts are open. */
   maxGapSteps: number;
+  /** Leave a gap's evaluations to stepGap() rather than taking them all at once. */
+  deferGaps?: boolean;
+}
+
+/** The evaluations still owed through a stretch without events. */
+interface Gap {
+  nextMs: number;
+  untilMs: number;
+  stepsLeft: number;
 }
 
 export const REPLAY_DEFAULTS: Pick<ReplayOptions, 'maxGapSteps'> = { maxGapSteps: 10_000 };
@@ -39,6 +50,7 @@ export class ReplayStepper {
   private lastEvaluationMs = -Infinity;
   private slotHasNotable = false;
   private evaluationCount = 0;
+  private gap: Gap | null = null;
 
   constructor(
     private readonly target: ReplayTarget,
@@ -59,12 +71,13 @@ export class ReplayStepper {
 
   /** Call with each event's time before handing the event to the target; `notable`: a rule may read it. */
   beforeEvent(tsMs: number, notable: boolean): void {
+    this.stepGap(Infinity);
     const slotEnd = this.slotEndOf(tsMs);
     if (this.slotEndMs !== null && slotEnd > this.slotEndMs) {
       if (this.slotHasNotable || this.target.openAlerts() > 0) {
         this.target.commit();
         this.evaluate(this.slotEndMs);
-        this.stepThroughGap(slotEnd - this.options.intervalMs);
+        this.openGap(slotEnd - this.options.intervalMs);
       }
       this.slotHasNotable = false;
     }
@@ -76,6 +89,7 @@ export class ReplayStepper {
 
   /** The end of the log: commits and evaluates at the last event's time. */
   finish(): void {
+    this.stepGap(Infinity);
     if (this.lastEventMs === null) return;
     this.target.commit();
     this.evaluate(Math.max(this.lastEventMs, this.lastEvaluationMs));
@@ -87,20 +101,33 @@ export class ReplayStepper {
    * resolves at its own time.
    */
   finishUntil(untilMs: number): void {
+    this.stepGap(Infinity);
     if (this.slotEndMs === null) return;
     this.target.commit();
     this.evaluate(Math.min(this.slotEndMs, untilMs));
-    this.stepThroughGap(untilMs);
+    this.openGap(untilMs);
+  }
+
+  /** Takes up to `maxSteps` of the evaluations owed through a gap; true while some are left. */
+  stepGap(maxSteps: number): boolean {
+    const gap = this.gap;
+    if (gap === null) return false;
+    for (let steps = 0; steps < maxSteps; steps++) {
+      if (gap.nextMs > gap.untilMs || gap.stepsLeft === 0 || this.target.openAlerts() === 0) {
+        this.gap = null;
+        return false;
+      }
+      this.evaluate(gap.nextMs);
+      gap.nextMs += this.options.intervalMs;
+      gap.stepsLeft--;
+    }
+    return true;
   }
 
   /** Slot ends after `this.slotEndMs` up to `untilMs` (the start of the next event's slot), while alerts are open. */
-  private stepThroughGap(untilMs: number): void {
-    let steps = 0;
-    for (let t = this.slotEndMs! + this.options.intervalMs; t <= untilMs && steps < this.options.maxGapSteps; t += this.options.intervalMs) {
-      if (this.target.openAlerts() === 0) return;
-      this.evaluate(t);
-      steps++;
-    }
+  private openGap(untilMs: number): void {
+    this.gap = { nextMs: this.slotEndMs! + this.options.intervalMs, untilMs, stepsLeft: this.options.maxGapSteps };
+    if (!this.options.deferGaps) this.stepGap(Infinity);
   }
 
   private evaluate(nowMs: number): void {
