@@ -78,6 +78,24 @@ describe('applyRetention', () => {
     expect(newest).toBe(NOW_MS + 499_000);
     expect(NOW_MS - oldest).toBeLessThan(9 * DAY_MS);
   });
+
+  it('deletes only what it must from a store that filled its budget in hours: the oldest minutes, not the whole day', () => {
+    const db = seededStore();
+    // Two hours, one row a second, written up to now.
+    const timestampsMs = Array.from({ length: 7_200 }, (_, i) => NOW_MS - 7_200_000 + i * 1000);
+    insertRows(db, timestampsMs);
+    const usedBytes = () => ((db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number)) * (db.pragma('page_size', { simple: true }) as number);
+    const budget = Math.round(usedBytes() * 0.8);
+    applyRetention(db, { maxAgeMs: 365 * DAY_MS, maxSizeBytes: budget }, NOW_MS);
+
+    expect(usedBytes()).toBeLessThanOrEqual(budget);
+    const remaining = count(db, 'events');
+    // A fifth over budget: about a fifth goes, the oldest, and the newest row stays.
+    expect(remaining).toBeGreaterThan(7_200 * 0.6);
+    expect(remaining).toBeLessThan(7_200 * 0.8);
+    expect(db.prepare('SELECT max(ts_ms) FROM events').pluck().get()).toBe(timestampsMs.at(-1));
+    expect(db.prepare('SELECT min(ts_ms) FROM events').pluck().get()).toBe(timestampsMs[7_200 - remaining]);
+  });
 });
 
 describe('applyRetention retiring series', () => {

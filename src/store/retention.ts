@@ -43,6 +43,8 @@ const CHUNK_ROWS = 50_000;
 /** Series whose old samples one transaction deletes at most. */
 const CHUNK_SERIES = 2_000;
 const DEFAULT_THINNED_STEP_MS = 1_800_000;
+/** The least share of the stored span one over-budget step deletes, so a run ends in a few dozen steps. */
+const MIN_EXCESS_SHARE = 0.02;
 /** Data one run thins at most: 6 h of per-table samples at the default caps is about 2 s of work. */
 const MAX_THIN_SPAN_MS = 6 * 3_600_000;
 
@@ -52,11 +54,17 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
     : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? oldestPerTableSampleMs(db) ?? nowMs), nowMs - policy.fullResolutionMs, mark);
   const result = { ...deleteOlderThan(db, cutoffMs), samplesThinned };
   result.samplesDeleted += samplesThinned;
-  // Over budget: move the cutoff forward a day at a time from the oldest data until it fits.
-  for (let guard = 0; guard < 1000 && usedBytes(db) > policy.maxSizeBytes; guard++) {
+  // Over budget: move the cutoff forward from the oldest data until it fits, by about the share of
+  // the span the excess is (a store that fills its budget in hours loses its oldest minutes, not
+  // everything older than a day), at least a second and at most a day a time.
+  for (let guard = 0; guard < 1000; guard++) {
+    const used = usedBytes(db);
+    if (used <= policy.maxSizeBytes) break;
     const oldest = oldestMs(db);
     if (oldest === null) break;
-    const step = deleteOlderThan(db, Math.min(oldest + 86_400_000, nowMs));
+    const excessShare = Math.max((used - policy.maxSizeBytes) / used, MIN_EXCESS_SHARE);
+    const stepMs = Math.min(Math.max((nowMs - oldest) * excessShare, 1_000), 86_400_000);
+    const step = deleteOlderThan(db, Math.min(oldest + stepMs, nowMs));
     result.eventsDeleted += step.eventsDeleted;
     result.samplesDeleted += step.samplesDeleted;
     result.seriesRetired += step.seriesRetired;

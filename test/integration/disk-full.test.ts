@@ -3,13 +3,15 @@
  * mounts, while a real PostgreSQL 18 logs numbered WARNINGs. The test fills the filesystem:
  * commits fail, /metrics says `pgvigil_store_write_failing 1`, the tailer's saved position stops
  * where the last commit left it and the store stays whole (`PRAGMA integrity_check`). Space comes
- * back: the gauge returns to 0 and every tick is stored exactly once.
+ * back: the gauge returns to 0 and every tick is stored exactly once. With `retention.max_size_mb`
+ * below the filesystem's size, the store stays within its budget while ticks pour in, the oldest
+ * go first and the disk never fills.
  *
  * Needs root (mount); skipped with the reason otherwise, and failing instead under CI=true,
  * where .ci/run runs as root.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -79,7 +81,11 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
   }
 
   function readStore() {
-    const db = openStore(store, { readonly: true });
+    return readStoreAt(store);
+  }
+
+  function readStoreAt(file: string) {
+    const db = openStore(file, { readonly: true });
     try {
       return {
         messages: db.prepare('SELECT message FROM events').pluck().all() as string[],
@@ -132,4 +138,65 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
     expect(await daemon.exit).toEqual({ code: 0, signal: null });
     daemon = null;
   }, 120_000);
+
+  it('with retention.max_size_mb below the filesystem, stays within its budget by deleting the oldest ticks first, and never fills the disk', async () => {
+    const budgetMb = 2;
+    const retentionStore = join(mountPoint, 'retention.db');
+    const config = join(mountPoint, 'retention.yaml');
+    writeFileSync(config, stringify({
+      db: retentionStore,
+      retention: { max_size_mb: budgetMb, interval_ms: 1_000 },
+      targets: [{ name: 'primary', dsn: primary.dsn(), log: { path: primary.logDir, start_at: 'end' } }],
+    }));
+    const busy = new LogWorkload({ label: 'retention', tickEveryMs: 5, padBytes: 2_000 });
+    onTestFailed(() => console.error(`pgvigil output:\n${daemon?.output()}`));
+    daemon = await spawnDaemon(['--config', config]);
+    const usedBytes = () => {
+      const db = openStore(retentionStore, { readonly: true });
+      try {
+        return ((db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number)) * (db.pragma('page_size', { simple: true }) as number);
+      } finally {
+        db.close();
+      }
+    };
+    const ticksIn = (file: string) => {
+      const db = openStore(file, { readonly: true });
+      try {
+        return (db.prepare('SELECT message FROM events').pluck().all() as string[]).flatMap((m) => busy.tickMessage.exec(m)?.[1] ?? []).map(Number).sort((a, b) => a - b);
+      } finally {
+        db.close();
+      }
+    };
+    busy.start(primary);
+    // Three times the budget written, the store's use sampled as it goes.
+    let mostUsed = 0;
+    const failingSeen = new Set<string | undefined>();
+    const logBytesPerTick = 2_100;
+    await waitUntil(async () => {
+      mostUsed = Math.max(mostUsed, usedBytes());
+      failingSeen.add(await gauge('pgvigil_store_write_failing'));
+      return busy.ticks * logBytesPerTick > 3 * budgetMb * 1_048_576;
+    }, 90_000, `${3 * budgetMb} MB of ticks logged`);
+    await busy.stop();
+    const inLog = [...countLogFiles(primary.logFiles(), busy.tickLine).ticks.values()].sort((a, b) => a - b);
+    await waitUntil(() => ticksIn(retentionStore).at(-1) === inLog.at(-1), WAIT_MS, 'the last tick stored');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const kept = ticksIn(retentionStore);
+    const onDisk = statfsSync(mountPoint);
+    console.log(`retention: ${inLog.length} ticks logged (~${Math.round(inLog.length * logBytesPerTick / 1024)} KiB), ${kept.length} kept (${kept[0]}-${kept.at(-1)});` +
+      ` store use at most ${Math.round(mostUsed / 1024)} KiB, now ${Math.round(usedBytes() / 1024)} KiB, budget ${budgetMb * 1024} KiB; tmpfs ${Math.round(onDisk.bavail * onDisk.bsize / 1024)} KiB free`);
+    expect(failingSeen.has('0') && !failingSeen.has('1')).toBe(true);
+    // Only the excess goes: the ticks kept fill a good part of the budget (the rest is samples and indexes).
+    expect(kept.length * logBytesPerTick).toBeGreaterThan(0.2 * budgetMb * 1_048_576);
+    expect(kept.length).toBeLessThan(inLog.length);
+    // The oldest went first: what is kept is the newest ticks, without a hole.
+    expect(kept).toEqual(inLog.slice(inLog.length - kept.length));
+    expect(usedBytes()).toBeLessThanOrEqual(budgetMb * 1_048_576);
+    // Between two runs (1 s apart) the store may go over by what a second of ticks adds.
+    expect(mostUsed).toBeLessThan(budgetMb * 1_048_576 * 1.5);
+    expect(readStoreAt(retentionStore).integrity).toBe('ok');
+    daemon.child.kill('SIGTERM');
+    expect(await daemon.exit).toEqual({ code: 0, signal: null });
+    daemon = null;
+  }, 150_000);
 });
