@@ -1,10 +1,10 @@
 /**
- * The daemon's own machinery around one live server, for rule scenario tests: a log tailer on the
- * server's log directory, a poll scheduler with every collector (each every 500 ms) as the
- * pg_monitor role (created by the caller on the primary: a standby gets it by replication), one
- * StoreWriter into an in-memory store (or the file `store`, for tests that review it after), and
- * the rules engine writing alerts
- * through AlertStore (quick interval, 2 s hold-down, summaries refreshed every 500 ms so they
+ * The daemon's own machinery around one live server (or a primary and its standby), for rule
+ * scenario tests: a log tailer on each server's log directory, a poll scheduler per server with
+ * every collector (each every 500 ms) as the pg_monitor role (created by the caller on the
+ * primary: a standby gets it by replication), one StoreWriter into an in-memory store (or the
+ * file `store`, for tests that review it after), and the rules engine writing alerts through
+ * AlertStore (quick interval, 2 s hold-down, summaries refreshed every 500 ms so they
  * follow the incident). Tests wait on the alerts table, with deadlines.
  */
 import { createCollectors } from '../../src/collectors/index.js';
@@ -45,6 +45,12 @@ export interface LiveRules {
   stop(): Promise<void>;
 }
 
+/** A server the rig watches, as the daemon's target `target`. */
+export interface WatchedServer {
+  target: string;
+  server: PgServer;
+}
+
 /**
  * `nameLocks`: the tailer's lock events get names as in the daemon (TargetSources), reloaded at
  * most every 500 ms. `store`: a store file instead of memory, closed by stop() and left on disk.
@@ -52,28 +58,51 @@ export interface LiveRules {
  * the tailer reads from its first line once it appears).
  */
 export async function startLiveRules(server: PgServer, thresholds: RulesOptions['thresholds'] = {}, target = LIVE_TARGET,
-  o: { nameLocks?: boolean; store?: string; logFilename?: string } = {}): Promise<LiveRules> {
+  o: LiveRulesOptions = {}): Promise<LiveRules> {
+  return startLiveRulesOn([{ target, server }], thresholds, o);
+}
+
+export interface LiveRulesOptions {
+  nameLocks?: boolean;
+  store?: string;
+  logFilename?: string;
+}
+
+/**
+ * The rig over several servers at once (a primary and its standby): a tailer and a poll scheduler
+ * per server, one store and one rules engine over all targets. The targets have no `cluster` in
+ * the config, as a user who lists a primary and its standby would write it: the rules group them
+ * as the daemon does. `names` is the first server's.
+ */
+export async function startLiveRulesOn(watched: WatchedServer[], thresholds: RulesOptions['thresholds'] = {},
+  o: LiveRulesOptions = {}): Promise<LiveRules> {
   const log = silentLogger();
   const db = openStore(o.store ?? ':memory:');
   const writer = new StoreWriter(db, systemClock, log, { flushIntervalMs: 100 });
-  const collectors = createCollectors();
-  const scheduler = new PollScheduler({
-    target, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
-    intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
-  });
-  const names = o.nameLocks
-    ? relationNamesOf(scheduler, { clock: systemClock, logger: log, minReloadMs: 500 })
-    : null;
-  const components = [writer, scheduler, new LogTailer({
-    target, source: server.logDir, logFilename: o.logFilename ?? 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
-    timezone: 'UTC', startAt: 'end', savedOffset: null, writer: names ? namingWriter(writer, names) : writer, clock: systemClock, log,
-    pollIntervalMs: 100, idleFlushMs: 200,
-  }), new RuleEngine({
+  const components: Array<{ start(): Promise<void>; stop(): Promise<void> }> = [writer];
+  let names: RelationNames | null = null;
+  for (const { target, server } of watched) {
+    const collectors = createCollectors();
+    const scheduler = new PollScheduler({
+      target, connection: monitorDsn(server), collectors, writer, clock: systemClock, logger: log,
+      intervals: Object.fromEntries(collectors.map((c) => [c.name, 500])), probeIntervalMs: 1_000,
+    });
+    const targetNames = o.nameLocks
+      ? relationNamesOf(scheduler, { clock: systemClock, logger: log, minReloadMs: 500 })
+      : null;
+    names ??= targetNames;
+    components.push(scheduler, new LogTailer({
+      target, source: server.logDir, logFilename: o.logFilename ?? 'postgresql-%Y-%m-%d_%H%M%S.log', format: 'stderr', prefix: '%m [%p] %q%u@%d ',
+      timezone: 'UTC', startAt: 'end', savedOffset: null, writer: targetNames ? namingWriter(writer, targetNames) : writer, clock: systemClock, log,
+      pollIntervalMs: 100, idleFlushMs: 200,
+    }));
+  }
+  components.push(new RuleEngine({
     rules: buildRules({ disabled: [], thresholds }),
-    views: new StoreRuleViewSource(db, { targets: [{ name: target, cluster: null }], staleAfterMs: 3_000 }),
+    views: new StoreRuleViewSource(db, { targets: watched.map(({ target }) => ({ name: target, cluster: null })), staleAfterMs: 3_000 }),
     alerts: new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/hook' })]),
     clock: systemClock, log, commits: writer, options: { ...RULES_DEFAULTS, intervalMs: 500, holdDownMs: 2_000, refireMinIntervalMs: 500 },
-  })];
+  }));
   for (const c of components) await c.start();
   return {
     db,
