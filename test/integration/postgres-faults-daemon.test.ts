@@ -5,7 +5,8 @@
  * the series); this is the daemon's view: pgvigil does not exit, /metrics says `pg_up 0` during
  * the outage and 1 after, the crash recovery and the stop are stored as server_restart events,
  * the poller reconnects, and the tailer follows the log into the file the new postmaster opens:
- * every tick in the log files is stored once.
+ * every tick in the log files is stored once; and after a stop of pgvigil, the files the server
+ * wrote meanwhile (a restart's and two rotations past it) are read in order, each tick once.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,6 +54,7 @@ function stored() {
   try {
     return {
       phases: (db.prepare(`SELECT details FROM events WHERE kind = 'server_restart' ORDER BY id`).pluck().all() as string[]).map((d) => (JSON.parse(d) as { phase: string }).phase),
+      messages: db.prepare('SELECT message FROM events ORDER BY id').pluck().all() as string[],
       ticks: (db.prepare('SELECT message FROM events').pluck().all() as string[]).flatMap((m) => workload.tickMessage.exec(m)?.[1] ?? []).map(Number),
       commitSamples: db.prepare(
         `SELECT p.ts_ms FROM samples p JOIN series s ON s.id = p.series_id WHERE s.name = 'pg_stat_database_xact_commit_total' ORDER BY p.ts_ms`,
@@ -117,6 +119,35 @@ it(`survives the server stopped for ${STOPPED_MS / 1000} s: pg_up 0 throughout, 
   expect(stored().phases.slice(phasesBefore)).toEqual(expect.arrayContaining(['shutdown_requested', 'shut_down', 'ready']));
   await workload.stop();
   console.log(`server stopped ${STOPPED_MS / 1000} s: ${await expectEveryTickStoredOnce()}`);
+  daemon.child.kill('SIGTERM');
+  expect(await daemon.exit).toEqual({ code: 0, signal: null });
+}, 120_000);
+
+it('reads every file the server wrote while pgvigil was stopped, in order: the restart\'s new file and two rotations past it', async () => {
+  // The daemon was stopped by the test above, at the end of the file it was reading.
+  const whileDown = new LogWorkload({ label: 'pg-faults-down', tickEveryMs: 20 });
+  const filesBefore = primary.logFiles().length;
+  await primary.stop('fast');
+  await primary.start();
+  whileDown.start(primary);
+  for (let rotation = 0; rotation < 2; rotation++) {
+    // log_filename has seconds: a rotation within the same second would append to the same file.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await primary.query('SELECT pg_rotate_logfile()');
+  }
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await whileDown.stop();
+  const inLog = [...countLogFiles(primary.logFiles(), whileDown.tickLine).ticks.values()].sort((a, b) => a - b);
+  expect(primary.logFiles().length).toBeGreaterThanOrEqual(filesBefore + 3);
+
+  daemon = await spawnDaemon(['--config', join(dir, 'pgvigil.yaml')]);
+  onTestFailed(() => console.error(`pgvigil output:\n${daemon.output()}`));
+  // In the order stored: the files read oldest first.
+  const storedTicks = () => stored().messages.flatMap((m) => whileDown.tickMessage.exec(m)?.[1] ?? []).map(Number);
+  await waitUntil(() => storedTicks().length >= inLog.length, WAIT_MS, `the ${inLog.length} ticks written while pgvigil was stopped`);
+  expect(inLog).toEqual(Array.from({ length: whileDown.ticks }, (_, i) => i));
+  expect(storedTicks()).toEqual(inLog);
+  console.log(`while pgvigil was stopped: a restart and 2 rotations, ${primary.logFiles().length - filesBefore} new files, ${inLog.length} ticks in them, stored ${storedTicks().length}`);
   daemon.child.kill('SIGTERM');
   expect(await daemon.exit).toEqual({ code: 0, signal: null });
 }, 120_000);
