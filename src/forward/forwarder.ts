@@ -2,15 +2,21 @@
  * The forwarder (issue #13): sends what the sidecar stored to the central PostgreSQL database,
  * oldest first, one batch at a time, and moves its durable cursors only after the central commit.
  *
+ * Pipelined: while the central database writes and commits batch N, batch N+1 is read from the
+ * store (from where N ends), so the sidecar's reading and the central server's writing overlap
+ * instead of taking turns. Batch N+1 is only ever sent after N committed; if N fails, N+1 is
+ * dropped and the next try reads again from the cursors, which still stand before N.
+ *
  * It must never slow the sidecar's own work: it only reads the store (plus one small cursor
  * write per committed batch), its central I/O is asynchronous with timeouts, and a central
  * database that is down, slow or full only grows the backlog, which drains (within
  * max_rows_per_second) when it returns. Failures back off exponentially with jitter.
  */
+import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import type { Clock, Component } from '../domain/index.js';
 import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from '../notify/backoff.js';
 import type { CentralWriter } from './central-writer.js';
-import { batchRows, type ForwardQueue, type ForwardStream } from './forward-queue.js';
+import { batchMovesCursors, batchRows, type ForwardBatch, type ForwardQueue, type ForwardStream } from './forward-queue.js';
 
 interface Logger {
   warn(obj: object, msg: string): void;
@@ -47,10 +53,12 @@ export class Forwarder implements Component {
   private readonly forwardedRows = Object.fromEntries(STREAM_NAMES.map((s) => [s, 0])) as Record<ForwardStream, number>;
   private failures = 0;
   private consecutiveFailures = 0;
+  /** The batch read while the previous one was written; sent next. */
+  private readAhead: ForwardBatch | null = null;
 
   constructor(
     private readonly queue: ForwardQueue,
-    private readonly central: CentralWriter,
+    private readonly central: Pick<CentralWriter, 'write' | 'close'>,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: ForwarderOptions,
@@ -79,17 +87,19 @@ export class Forwarder implements Component {
     };
   }
 
-  /** One batch: read, send, commit the cursors. Resolves with the rows sent (0: caught up). */
+  /**
+   * One batch: read (unless it was read ahead), send, commit the cursors, and read the next batch
+   * meanwhile. Resolves with the rows sent (0: caught up).
+   */
   async forwardOnce(): Promise<number> {
     const nowMs = this.clock.nowMs();
     try {
-      const batch = this.queue.next(nowMs);
+      const batch = this.readAhead ?? this.queue.next(nowMs);
+      this.readAhead = null;
       const rows = batchRows(batch);
-      if (rows > 0) {
-        await this.central.write(batch, nowMs);
-        this.queue.commit(batch, this.clock.nowMs());
-        this.count(batch);
-      }
+      if (rows > 0) await this.send(batch, nowMs);
+      // Only empty sample windows: nothing to send, and every earlier batch is committed.
+      else if (batchMovesCursors(batch)) this.queue.commit(batch, this.clock.nowMs());
       return rows;
     } catch (err) {
       this.failures++;
@@ -98,6 +108,35 @@ export class Forwarder implements Component {
       // Also after a failure: the backlog grows while the central database is away.
       this.pendingRows = this.queue.pending(this.clock.nowMs());
       if (this.isCaughtUp() || this.caughtUpMs === null) this.caughtUpMs = this.clock.nowMs();
+    }
+  }
+
+  private async send(batch: ForwardBatch, nowMs: number): Promise<void> {
+    const writing = this.central.write(batch, nowMs);
+    const following = this.readAfter(batch, nowMs);
+    try {
+      await writing;
+    } catch (err) {
+      // The batch read ahead starts where this one ends: without this one central, it is dropped.
+      await following;
+      throw err;
+    }
+    this.queue.commit(batch, this.clock.nowMs());
+    this.count(batch);
+    const next = await following;
+    this.readAhead = next !== null && batchRows(next) > 0 ? next : null;
+  }
+
+  /**
+   * The next batch, read between turns of the event loop so the COPY in flight keeps flowing.
+   * Null when the read failed: the next forwardOnce() reads it again from the cursors, and
+   * that error is the one it reports and counts.
+   */
+  private async readAfter(batch: ForwardBatch, nowMs: number): Promise<ForwardBatch | null> {
+    try {
+      return await this.queue.nextAfter(batch, nowMs, eventLoopTurn);
+    } catch {
+      return null;
     }
   }
 
@@ -128,7 +167,7 @@ export class Forwarder implements Component {
     return this.pendingRows !== null && STREAM_NAMES.every((s) => this.pendingRows![s] === 0);
   }
 
-  private count(batch: ReturnType<ForwardQueue['next']>): void {
+  private count(batch: ForwardBatch): void {
     this.forwardedRows.events += batch.events.length;
     this.forwardedRows.alert_transitions += batch.transitions.length;
     this.forwardedRows.alerts += batch.alerts.length;
