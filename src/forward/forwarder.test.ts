@@ -1,6 +1,7 @@
 /**
  * The forwarder's pipeline against a real SQLite store and a scripted central database: batch
- * N+1 is read while N is written, yet the cursors move only past committed batches, in order.
+ * N+1 is read (and, with two connections, written) while N is written, yet the cursors move only
+ * past committed batches, in order.
  */
 import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -16,20 +17,17 @@ const START_MS = Date.UTC(2026, 0, 1);
 class ScriptedCentral {
   readonly batches: ForwardBatch[] = [];
   autoCommit = false;
-  private pending: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  private pending: Array<{ firstEventId: number; resolve: () => void; reject: (err: Error) => void }> = [];
 
   /** The event ids of each batch written, committed or not. */
   get sent(): number[][] {
     return this.batches.map((b) => b.events.map((e) => e.id));
   }
 
-  write(batch: ForwardBatch): Promise<void> {
-    this.batches.push(batch);
-    if (this.autoCommit) return Promise.resolve();
-    return new Promise((resolve, reject) => this.pending.push({ resolve, reject }));
+  /** One connection's writer; the forwarder writes one batch at a time on each. */
+  connection(): { write: (batch: ForwardBatch) => Promise<void>; close: () => Promise<void> } {
+    return { write: (batch) => this.write(batch), close: async () => {} };
   }
-
-  async close(): Promise<void> {}
 
   commitOldest(): void {
     this.pending.shift()!.resolve();
@@ -39,12 +37,25 @@ class ScriptedCentral {
     this.pending.shift()!.reject(new Error(message));
   }
 
-  /** Resolves once the count-th write is waiting. */
-  async writeStarted(count: number): Promise<void> {
-    for (let turn = 0; this.batches.length < count; turn++) {
-      if (turn > 1_000) throw new Error(`write ${count} never started (${this.batches.length} did)`);
+  /** Commits the write of the batch that starts with this event. */
+  commitBatchOf(firstEventId: number): void {
+    const index = this.pending.findIndex((p) => p.firstEventId === firstEventId);
+    if (index < 0) throw new Error(`no write of a batch starting at event ${firstEventId} is waiting`);
+    this.pending.splice(index, 1)[0]!.resolve();
+  }
+
+  /** Resolves once `count` writes are waiting. */
+  async writesWaiting(count: number): Promise<void> {
+    for (let turn = 0; this.pending.length < count; turn++) {
+      if (turn > 1_000) throw new Error(`${count} writes never waited at once (${this.pending.length} did)`);
       await eventLoopTurn();
     }
+  }
+
+  private write(batch: ForwardBatch): Promise<void> {
+    this.batches.push(batch);
+    if (this.autoCommit) return Promise.resolve();
+    return new Promise((resolve, reject) => this.pending.push({ firstEventId: batch.events[0]!.id, resolve, reject }));
   }
 }
 
@@ -60,12 +71,13 @@ function addEvents(db: Db, count: number): void {
   for (let i = 0; i < count; i++) insert.run(START_MS + i, `message ${i}`, i * 100);
 }
 
-function setup(events: number) {
+function setup(events: number, connections = 1) {
   const db = storeWithEvents(events);
   const queue = new ForwardQueue(db, { batchRows: 2, stepMs: 60_000, graceMs: 0 });
   const clock = new ManualClock(START_MS + 3_600_000);
   const central = new ScriptedCentral();
-  const forwarder = new Forwarder(queue, central, clock, { info() {}, warn() {} }, { intervalMs: 1_000, maxRowsPerSecond: Infinity });
+  const writers = Array.from({ length: connections }, () => central.connection());
+  const forwarder = new Forwarder(queue, writers, clock, { info() {}, warn() {} }, { intervalMs: 1_000, maxRowsPerSecond: Infinity });
   queue.init(clock.nowMs());
   const eventCursor = () => db.prepare(`SELECT position FROM forward_cursors WHERE stream = 'events'`).pluck().get() as number;
   return { db, queue, central, forwarder, eventCursor };
@@ -80,11 +92,10 @@ async function drain(forwarder: Forwarder, central: ScriptedCentral): Promise<nu
   return central.sent.slice(first);
 }
 
-/** One forwardOnce() whose central write commits, or fails with `failure`; settles as forwardOnce() does. */
+/** One forwardOnce() whose oldest central write commits, or fails with `failure`; settles as forwardOnce() does. */
 async function forwardOneBatch(forwarder: Forwarder, central: ScriptedCentral, failure?: string): Promise<number> {
-  const writes = central.batches.length + 1;
   const sending = forwarder.forwardOnce();
-  await central.writeStarted(writes);
+  await central.writesWaiting(1);
   if (failure === undefined) central.commitOldest();
   else central.failOldest(failure);
   return sending;
@@ -94,7 +105,7 @@ describe('Forwarder pipeline', () => {
   it('reads batch N+1 while N is written, and moves the cursor only past the committed N', async () => {
     const { central, forwarder, eventCursor } = setup(5);
     const first = forwarder.forwardOnce();
-    await central.writeStarted(1);
+    await central.writesWaiting(1);
     expect(central.sent).toEqual([[1, 2]]);
     expect(eventCursor()).toBe(0);
     central.commitOldest();
@@ -103,7 +114,7 @@ describe('Forwarder pipeline', () => {
 
     // Batch 2 was read ahead, not committed: the cursor stays before it while it is written.
     const second = forwarder.forwardOnce();
-    await central.writeStarted(2);
+    await central.writesWaiting(1);
     expect(central.sent[1]).toEqual([3, 4]);
     expect(eventCursor()).toBe(2);
     central.commitOldest();
@@ -150,6 +161,40 @@ describe('Forwarder pipeline', () => {
     addEvents(db, 4);
     const second = await drain(forwarder, central);
     expect([...first, ...second].flat()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+});
+
+describe('Forwarder on two central connections', () => {
+  it('writes batch N+1 beside N, and commits the cursors in order when N+1 ends first', async () => {
+    const { central, forwarder, eventCursor } = setup(5, 2);
+    const first = forwarder.forwardOnce();
+    await central.writesWaiting(2);
+    expect(central.sent).toEqual([[1, 2], [3, 4]]);
+    central.commitBatchOf(3);
+    await eventLoopTurn();
+    expect(eventCursor()).toBe(0);
+    central.commitBatchOf(1);
+    await expect(first).resolves.toBe(2);
+    expect(eventCursor()).toBe(2);
+    // Batch 2 committed centrally already: the next call commits its cursor and sends batch 3.
+    const second = forwarder.forwardOnce();
+    await expect(second).resolves.toBe(2);
+    expect(eventCursor()).toBe(4);
+    await central.writesWaiting(1);
+    expect(central.sent).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it('sends N and N+1 again from the cursor when N fails after N+1 committed centrally', async () => {
+    const { central, forwarder, eventCursor } = setup(5, 2);
+    const first = forwarder.forwardOnce();
+    await central.writesWaiting(2);
+    central.commitBatchOf(3);
+    central.failOldest('COPY failed: connection reset');
+    await expect(first).rejects.toThrow(/COPY failed/);
+    expect(eventCursor()).toBe(0);
+    expect(await drain(forwarder, central)).toEqual([[1, 2], [3, 4], [5]]);
+    expect(eventCursor()).toBe(5);
+    expect(forwarder.stats.forwardedRows.events).toBe(5);
   });
 });
 
