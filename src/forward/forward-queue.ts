@@ -215,8 +215,9 @@ export class ForwardQueue {
     yield;
     const transitions = this.sql.transitions.all(from.transitionId, limit) as TransitionRow[];
     const changes = this.sql.alertChanges.all(from.alertChangeId, limit) as Array<{ id: number; alert_id: number }>;
-    // An alert changed twice in the batch is sent once, as it is now.
-    const alertIds = [...new Set(changes.map((c) => c.alert_id))];
+    // An alert changed twice in the batch is sent once, as it is now. In id order: batches written
+    // at once on two connections then lock the central rows of alerts in both in the same order.
+    const alertIds = [...new Set(changes.map((c) => c.alert_id))].sort((a, b) => a - b);
     const alerts = alertIds.flatMap((id) => (this.sql.alert.get(id) as AlertRow | undefined) ?? []);
     yield;
     const { series, samples, untilMs } = this.nextSamples(nowMs, from.samplesFromMs);
