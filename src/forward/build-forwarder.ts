@@ -17,8 +17,7 @@ export function buildForwarder(config: Config, db: Db, clock: Clock, log: Logger
   const forward = config.forward.postgres;
   if (forward === null) return null;
   const queue = new ForwardQueue(db, { batchRows: forward.batchRows, stepMs: forward.stepMs, graceMs: SAMPLE_GRACE_MS });
-  // One connection per sidecar: a fleet of hundreds of sidecars must fit the central max_connections.
-  const central = centralWriters(1, {
+  const central = centralWriters(forward.connections, {
     client: centralClientConfig(forward),
     storeId: queue.storeId,
     targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })),
