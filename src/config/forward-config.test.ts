@@ -26,7 +26,7 @@ describe('forward.postgres', () => {
     expect(loadConfig({ env: {} }).forward.postgres).toBeNull();
     const fromEnv = loadConfig({ env: { PGVIGIL_FORWARD_POSTGRES_DSN: 'host=central dbname=fleet user=fwd' } }).forward.postgres;
     expect(fromEnv).toEqual({
-      url: 'postgresql:///fleet?host=central&user=fwd', password: null, tls: null, stepMs: 60_000, batchRows: 5_000, intervalMs: 5_000, maxRowsPerSecond: 50_000,
+      url: 'postgresql:///fleet?host=central&user=fwd', password: null, tls: null, stepMs: 60_000, batchRows: 5_000, intervalMs: 5_000, maxRowsPerSecond: 50_000, connections: 1,
     });
   });
 

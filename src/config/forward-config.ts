@@ -24,6 +24,7 @@ export interface ForwardPostgres {
   batchRows: number;
   intervalMs: number;
   maxRowsPerSecond: number;
+  connections: number;
 }
 
 const PATH = 'forward.postgres';
@@ -69,5 +70,6 @@ export function resolveForwardPostgres(raw: ForwardPostgresRaw | null, env: Node
     batchRows: section.batch_rows,
     intervalMs: section.interval_ms,
     maxRowsPerSecond: section.max_rows_per_second,
+    connections: section.connections,
   };
 }

@@ -202,6 +202,8 @@ export const forwardPostgresSchema = z
     interval_ms: durationMsBetween(100, 300_000, '100 ms to 5 min').default(5_000),
     /** Ceiling of the drain rate of a backlog, so a returning central database is not flooded. */
     max_rows_per_second: z.number().int().positive().default(50_000),
+    /** Central connections: with 2, one batch is written while the next is received. */
+    connections: z.number().int().min(1).max(4).default(1),
   })
   .strict();
 

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { Db } from '../store/open-store.js';
 import { centralClientConfig } from './central-client-config.js';
-import { CentralWriter } from './central-writer.js';
+import { centralWriters } from './central-writer.js';
 import { ForwardQueue } from './forward-queue.js';
 import { Forwarder } from './forwarder.js';
 
@@ -17,7 +17,7 @@ export function buildForwarder(config: Config, db: Db, clock: Clock, log: Logger
   const forward = config.forward.postgres;
   if (forward === null) return null;
   const queue = new ForwardQueue(db, { batchRows: forward.batchRows, stepMs: forward.stepMs, graceMs: SAMPLE_GRACE_MS });
-  const central = new CentralWriter({
+  const central = centralWriters(forward.connections, {
     client: centralClientConfig(forward),
     storeId: queue.storeId,
     targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })),

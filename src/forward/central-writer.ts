@@ -91,6 +91,11 @@ export interface CentralWriterOptions {
   targets: readonly CentralTarget[];
 }
 
+/** Writers for `count` central connections (the forwarder writes one batch on each at a time). */
+export function centralWriters(count: number, options: CentralWriterOptions): CentralWriter[] {
+  return Array.from({ length: count }, () => new CentralWriter(options));
+}
+
 export class CentralWriter {
   private client: pg.Client | null = null;
   /** UTC days known to have their partitions; a new day costs one call of ensure_day_partitions. */
@@ -107,12 +112,14 @@ export class CentralWriter {
       await this.ensurePartitions(client, batch, nowMs);
       const series = batch.series.filter((s) => !this.seriesSent.has(s.id));
       await client.query('BEGIN');
-      await this.upsertTargets(client);
       await this.move(client, EVENTS, batch.events);
       await this.move(client, ALERTS, batch.alerts);
       await this.move(client, TRANSITIONS, batch.transitions);
       await this.move(client, SERIES, series);
       await this.move(client, SAMPLES, batch.samples);
+      // Last: every batch of this store updates the same targets row, and its lock, held to the
+      // commit, would make a batch on a second connection wait before its COPY rather than after.
+      await this.upsertTargets(client);
       await client.query('COMMIT');
       for (const s of series) this.seriesSent.add(s.id);
     } catch (err) {

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import type { Clock } from '../domain/index.js';
 import { retryDelayMs } from '../notify/backoff.js';
 import { openStore } from '../store/open-store.js';
-import { CentralWriter } from './central-writer.js';
+import { centralWriters } from './central-writer.js';
 import { ForwardQueue } from './forward-queue.js';
 import { Forwarder } from './forwarder.js';
 
@@ -23,6 +23,7 @@ export interface DrainOptions {
 }
 
 const DRAIN_BACKOFF = { baseMs: 500, maxMs: 10_000 };
+const DRAIN_CONNECTIONS = 2;
 
 /** Returns the rows sent. */
 export async function drainStore(file: string, client: pg.ClientConfig, options: DrainOptions): Promise<number> {
@@ -31,7 +32,8 @@ export async function drainStore(file: string, client: pg.ClientConfig, options:
     // No grace: a store nobody writes to any more has every step complete.
     const queue = new ForwardQueue(db, { batchRows: options.batchRows, stepMs: options.stepMs ?? 60_000, graceMs: 0 });
     const targets = db.prepare('SELECT DISTINCT target FROM events UNION SELECT DISTINCT target FROM alerts').pluck().all() as string[];
-    const central = new CentralWriter({ client, storeId: queue.storeId, targets: targets.map((name) => ({ name, cluster: null })) });
+    // Two connections: the central database writes one batch while it receives the next.
+    const central = centralWriters(DRAIN_CONNECTIONS, { client, storeId: queue.storeId, targets: targets.map((name) => ({ name, cluster: null })) });
     const forwarder = new Forwarder(queue, central, options.clock, { info() {}, warn() {} }, { intervalMs: 0, maxRowsPerSecond: Infinity });
     queue.init(options.clock.nowMs());
     let sent = 0;
@@ -50,7 +52,7 @@ export async function drainStore(file: string, client: pg.ClientConfig, options:
         }
       }
     } finally {
-      await central.close();
+      await Promise.all(central.map((writer) => writer.close()));
     }
   } finally {
     db.close();

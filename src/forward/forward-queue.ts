@@ -7,6 +7,11 @@
  * in each step, once the step is `graceMs` in the past (samples arrive a poll late at most).
  * A crash between the central commit and `commit()` sends the batch again: the central keys make
  * that a no-op.
+ *
+ * Pipelining: `nextAfter(batch)` reads the batch that follows one not committed yet (from where
+ * that batch ends, not from the cursors), so the forwarder reads batch N+1 while the central
+ * database writes N. `commit()` refuses a batch that does not start at the cursors: they move
+ * batch by batch, in order, never past a batch the central database has not committed.
  */
 import type { AlertRow } from '../store/alert-store.js';
 import type { Db } from '../store/open-store.js';
@@ -41,14 +46,25 @@ export type ForwardEventRow = EventRow & { language: string | null };
 
 export type { AlertRow };
 
+/** Where each stream stands: at the durable cursors, or where a batch ends. */
+export interface ForwardPositions {
+  eventId: number;
+  transitionId: number;
+  /** The last forward_alert_changes id in or before the batch; 0 before any was read. */
+  alertChangeId: number;
+  /** The start of the first sample step not in or before the batch. */
+  samplesFromMs: number;
+}
+
 export interface ForwardBatch {
   events: ForwardEventRow[];
   transitions: TransitionRow[];
   alerts: AlertRow[];
   series: SeriesRow[];
   samples: StepSample[];
-  /** Cursor positions once this batch is committed centrally; null: that stream did not move. */
-  next: { eventId: number | null; transitionId: number | null; alertChangeId: number | null; samplesUntilMs: number | null };
+  /** Where the batch starts, and where the cursors stand once it is committed centrally. */
+  from: ForwardPositions;
+  to: ForwardPositions;
 }
 
 export type ForwardStream = 'events' | 'alert_transitions' | 'alerts' | 'samples';
@@ -62,11 +78,23 @@ export interface ForwardQueueOptions {
   graceMs: number;
 }
 
-/** Windows of samples skipped per next() when they hold none. */
+/** Windows of samples skipped per batch when they hold none. */
 const MAX_EMPTY_WINDOWS = 100;
+/**
+ * Events read per statement: nextAfter() gives the event loop a turn between them, so the COPY
+ * of the batch in flight keeps flowing while the next one is read (an event is ~700 bytes).
+ */
+const EVENT_SLICE_ROWS = 500;
 
 export function batchRows(batch: ForwardBatch): number {
   return batch.events.length + batch.transitions.length + batch.alerts.length + batch.samples.length;
+}
+
+/** Whether committing the batch moves a cursor (a batch of empty sample windows moves one without rows). */
+export function batchMovesCursors(batch: ForwardBatch): boolean {
+  const { from, to } = batch;
+  return from.eventId !== to.eventId || from.transitionId !== to.transitionId
+    || from.alertChangeId !== to.alertChangeId || from.samplesFromMs !== to.samplesFromMs;
 }
 
 export class ForwardQueue {
@@ -87,7 +115,8 @@ export class ForwardQueue {
         FROM events WHERE id > ? ORDER BY id LIMIT ?`),
       transitions: db.prepare(`SELECT t.id, t.alert_id, a.target, t.ts_ms, t.to_state
         FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id WHERE t.id > ? ORDER BY t.id LIMIT ?`),
-      alertChanges: db.prepare('SELECT id, alert_id FROM forward_alert_changes ORDER BY id LIMIT ?'),
+      alertChanges: db.prepare('SELECT id, alert_id FROM forward_alert_changes WHERE id > ? ORDER BY id LIMIT ?'),
+      alertChangesUpTo: db.prepare('SELECT EXISTS (SELECT 1 FROM forward_alert_changes WHERE id <= ?)').pluck(),
       alert: db.prepare(`SELECT id, target, rule_id, dedup_key, severity, state, labels, summary, evidence, started_ms, updated_ms, resolved_ms, incident_id
         FROM alerts WHERE id = ?`),
       queueAllAlerts: db.prepare('INSERT INTO forward_alert_changes (alert_id) SELECT id FROM alerts ORDER BY id'),
@@ -125,33 +154,39 @@ export class ForwardQueue {
 
   /** The oldest rows not forwarded yet, up to batchRows per stream. */
   next(nowMs: number): ForwardBatch {
-    const limit = this.options.batchRows;
-    const events = this.sql.events.all(this.position('events'), limit) as ForwardEventRow[];
-    const transitions = this.sql.transitions.all(this.position('alert_transitions'), limit) as TransitionRow[];
-    const changes = this.sql.alertChanges.all(limit) as Array<{ id: number; alert_id: number }>;
-    // An alert changed twice in the batch is sent once, as it is now.
-    const alertIds = [...new Set(changes.map((c) => c.alert_id))];
-    const alerts = alertIds.flatMap((id) => (this.sql.alert.get(id) as AlertRow | undefined) ?? []);
-    const { series, samples, untilMs } = this.nextSamples(nowMs);
-    return {
-      events, transitions, alerts, series, samples,
-      next: {
-        eventId: events.at(-1)?.id ?? null,
-        transitionId: transitions.at(-1)?.id ?? null,
-        alertChangeId: changes.at(-1)?.id ?? null,
-        samplesUntilMs: untilMs,
-      },
-    };
+    const reading = this.read(nowMs, this.cursors());
+    for (;;) {
+      const step = reading.next();
+      if (step.done) return step.value;
+    }
   }
 
-  /** Moves the cursors past a batch the central database committed. */
+  /**
+   * The batch that follows `batch`, which need not be committed yet. Awaits `pause` between
+   * statements, so a caller can keep other I/O going while it reads.
+   */
+  async nextAfter(batch: ForwardBatch, nowMs: number, pause: () => Promise<unknown>): Promise<ForwardBatch> {
+    const reading = this.read(nowMs, batch.to);
+    for (;;) {
+      await pause();
+      const step = reading.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** Moves the cursors past a batch the central database committed; it must start at the cursors. */
   commit(batch: ForwardBatch, nowMs: number): void {
-    const { eventId, transitionId, alertChangeId, samplesUntilMs } = batch.next;
+    const { from, to } = batch;
     this.db.transaction(() => {
-      if (eventId !== null) this.sql.setCursor.run('events', eventId, nowMs);
-      if (transitionId !== null) this.sql.setCursor.run('alert_transitions', transitionId, nowMs);
-      if (alertChangeId !== null) this.sql.doneAlertChanges.run(alertChangeId);
-      if (samplesUntilMs !== null) this.sql.setCursor.run('samples', samplesUntilMs, nowMs);
+      const cursors = this.cursors();
+      const earlierChangesLeft = this.sql.alertChangesUpTo.get(from.alertChangeId) === 1;
+      if (cursors.eventId !== from.eventId || cursors.transitionId !== from.transitionId || cursors.samplesFromMs !== from.samplesFromMs || earlierChangesLeft) {
+        throw new Error(`${this.db.name}: forward batch starts at ${JSON.stringify(from)}, not at the cursors ${JSON.stringify(cursors)}${earlierChangesLeft ? ' (alert changes of an earlier batch not committed)' : ''}: an earlier batch was not committed`);
+      }
+      if (to.eventId !== from.eventId) this.sql.setCursor.run('events', to.eventId, nowMs);
+      if (to.transitionId !== from.transitionId) this.sql.setCursor.run('alert_transitions', to.transitionId, nowMs);
+      if (to.alertChangeId !== from.alertChangeId) this.sql.doneAlertChanges.run(to.alertChangeId);
+      if (to.samplesFromMs !== from.samplesFromMs) this.sql.setCursor.run('samples', to.samplesFromMs, nowMs);
     })();
   }
 
@@ -167,18 +202,57 @@ export class ForwardQueue {
     };
   }
 
-  private nextSamples(nowMs: number): { series: SeriesRow[]; samples: StepSample[]; untilMs: number | null } {
-    const completeMs = this.completeUntil(nowMs);
-    // A window without samples (a gap while pgvigil was stopped) has nothing to send: its cursor
-    // moves at once, so a long gap does not take one batch per window.
-    for (let window = 0; window < MAX_EMPTY_WINDOWS; window++) {
-      const fromMs = this.position('samples');
-      if (completeMs <= fromMs) return { series: [], samples: [], untilMs: null };
-      const read = this.samplesFrom(fromMs, completeMs);
-      if (read.samples.length > 0) return read;
-      this.sql.setCursor.run('samples', read.untilMs, nowMs);
+  /** Reads one batch from `from`; yields between statements (see nextAfter). */
+  private *read(nowMs: number, from: ForwardPositions): Generator<void, ForwardBatch> {
+    const limit = this.options.batchRows;
+    const events: ForwardEventRow[] = [];
+    for (;;) {
+      const slice = this.sql.events.all(events.at(-1)?.id ?? from.eventId, Math.min(EVENT_SLICE_ROWS, limit - events.length)) as ForwardEventRow[];
+      for (const event of slice) events.push(event);
+      if (slice.length < EVENT_SLICE_ROWS || events.length >= limit) break;
+      yield;
     }
-    return { series: [], samples: [], untilMs: null };
+    yield;
+    const transitions = this.sql.transitions.all(from.transitionId, limit) as TransitionRow[];
+    const changes = this.sql.alertChanges.all(from.alertChangeId, limit) as Array<{ id: number; alert_id: number }>;
+    // An alert changed twice in the batch is sent once, as it is now. In id order: batches written
+    // at once on two connections then lock the central rows of alerts in both in the same order.
+    const alertIds = [...new Set(changes.map((c) => c.alert_id))].sort((a, b) => a - b);
+    const alerts = alertIds.flatMap((id) => (this.sql.alert.get(id) as AlertRow | undefined) ?? []);
+    yield;
+    const { series, samples, untilMs } = this.nextSamples(nowMs, from.samplesFromMs);
+    return {
+      events, transitions, alerts, series, samples, from,
+      to: {
+        eventId: events.at(-1)?.id ?? from.eventId,
+        transitionId: transitions.at(-1)?.id ?? from.transitionId,
+        alertChangeId: changes.at(-1)?.id ?? from.alertChangeId,
+        samplesFromMs: untilMs,
+      },
+    };
+  }
+
+  private cursors(): ForwardPositions {
+    return {
+      eventId: this.position('events'),
+      transitionId: this.position('alert_transitions'),
+      // Committed changes are deleted: every row left is after the cursor.
+      alertChangeId: 0,
+      samplesFromMs: this.position('samples'),
+    };
+  }
+
+  private nextSamples(nowMs: number, fromMs: number): { series: SeriesRow[]; samples: StepSample[]; untilMs: number } {
+    const completeMs = this.completeUntil(nowMs);
+    // A window without samples (a gap while pgvigil was stopped) has nothing to send: the batch
+    // moves past it, so a long gap does not take one batch per window.
+    let untilMs = fromMs;
+    for (let window = 0; window < MAX_EMPTY_WINDOWS && untilMs < completeMs; window++) {
+      const read = this.samplesFrom(untilMs, completeMs);
+      if (read.samples.length > 0) return read;
+      untilMs = read.untilMs;
+    }
+    return { series: [], samples: [], untilMs };
   }
 
   private samplesFrom(fromMs: number, completeMs: number): { series: SeriesRow[]; samples: StepSample[]; untilMs: number } {

@@ -51,7 +51,8 @@ function writeConfig(target: Target, server: PgServer, centralDsn: string): stri
     db: storeFile(target),
     targets: [{ name: target, cluster: 'shop', dsn: server.dsn(), log: { path: server.logDir, start_at: 'beginning' } }],
     rules: { interval_ms: 500, hold_down_ms: 1_000, thresholds: { 'error-storm': { window_ms: STORM_WINDOW_MS, min_events: STORM_ERRORS - 2 } } },
-    forward: { postgres: { dsn: centralDsn, batch_rows: 100, interval_ms: 200, max_rows_per_second: DRAIN_ROWS_PER_SECOND } },
+    // Two central connections: batches in flight on both when east is killed and the central database stops.
+    forward: { postgres: { dsn: centralDsn, batch_rows: 100, interval_ms: 200, max_rows_per_second: DRAIN_ROWS_PER_SECOND, connections: 2 } },
   }));
   return file;
 }
@@ -88,6 +89,10 @@ it('two live sidecars forward every row once through a SIGKILL of one and a rest
   // West: the central database goes away (immediate stop: no clean shutdown) under its forwarder.
   await waitUntil(async () => (await centralEventCount(central, 'west')) > 0, WAIT_MS, 'the first west events in the central database');
   await central.stop('immediate');
+  // Started again only once west's forwarder has met it away: a restart quicker than the pause
+  // between two batches would otherwise go unnoticed.
+  const westFailed = () => sidecars.get('west')!.logLines().some((l) => String(l.msg).startsWith('forwarding to the central database failed'));
+  await waitUntil(westFailed, WAIT_MS, "west's forwarder failing while the central database is away");
   await central.start();
 
   await waitUntil(() => TARGETS.every((t) => localCount(t, `SELECT count(*) FROM alerts WHERE rule_id = 'error-storm'`) === 1), WAIT_MS, 'error-storm firing on both targets');

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import type { AnyLogEvent, Sample } from '../../src/domain/index.js';
 import { centralClientConfig } from '../../src/forward/central-client-config.js';
-import { CentralWriter } from '../../src/forward/central-writer.js';
+import { centralWriters } from '../../src/forward/central-writer.js';
 import { ForwardQueue } from '../../src/forward/forward-queue.js';
 import { Forwarder } from '../../src/forward/forwarder.js';
 import { silentLogger } from '../../src/lib/logger.js';
@@ -64,8 +64,9 @@ describe('forwarding a sidecar store to a central PostgreSQL 18', () => {
     writer = new StoreWriter(db, clock, silentLogger());
     alerts = new AlertStore(db, []);
     queue = new ForwardQueue(db, { batchRows: 1_000, stepMs: STEP_MS, graceMs: 5_000 });
-    const centralWriter = new CentralWriter({ client: centralClientConfig({ url: central.dsn(), password: null, tls: null }), storeId: queue.storeId, targets: [{ name: 'db1', cluster: 'shop' }] });
-    forwarder = new Forwarder(queue, centralWriter, clock, silentLogger(), { intervalMs: 1_000, maxRowsPerSecond: 1e9 });
+    // Two connections, as `central forward` drains: batches in flight on both while the central database goes away.
+    const writers = centralWriters(2, { client: centralClientConfig({ url: central.dsn(), password: null, tls: null }), storeId: queue.storeId, targets: [{ name: 'db1', cluster: 'shop' }] });
+    forwarder = new Forwarder(queue, writers, clock, silentLogger(), { intervalMs: 1_000, maxRowsPerSecond: 1e9 });
     queue.init(T0);
   });
 
