@@ -10,7 +10,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Clock } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { StoreReads } from '../store/store-reads.js';
+import { acceptsGzip } from './accept-encoding.js';
 import { registerApiRoutes } from './api-routes.js';
+import type { MetricsEncoding } from './metrics.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
 import { readiness, type ReadinessSources } from './readiness.js';
@@ -18,7 +20,7 @@ import { registerTimelinePage } from './timeline-page.js';
 
 export interface HttpAppOptions {
   /** /metrics; none: no route (a read-only `pgvigil serve` collects nothing). */
-  metrics?: { readonly contentType: string; renderChunks(): Promise<Buffer[]> };
+  metrics?: { readonly contentType: string; renderChunks(encoding: MetricsEncoding): Promise<Buffer[]> };
   queries: StoreReads;
   /** /readyz; none: no route (`pgvigil serve` has no writer, poller or tailer to report on). */
   readiness?: ReadinessSources;
@@ -58,12 +60,16 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     });
   }
   const metrics = options.metrics;
-  // The cached chunks as they are (Metrics renders once per change, not per scrape), no copy.
+  // The cached chunks as they are (Metrics renders and compresses once per change, not per
+  // scrape), no copy. Gzip when the client takes it, as Prometheus does: a tenth of the bytes.
   if (metrics) {
-    app.get('/metrics', async (_request, reply) => {
-      const chunks = await metrics.renderChunks();
+    app.get('/metrics', async (request, reply) => {
+      const encoding: MetricsEncoding = acceptsGzip(request.headers['accept-encoding']) ? 'gzip' : 'identity';
+      const chunks = await metrics.renderChunks(encoding);
       const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      return reply.type(metrics.contentType).header('content-length', bytes).send(Readable.from(chunks));
+      void reply.type(metrics.contentType).header('content-length', bytes).header('vary', 'accept-encoding');
+      if (encoding === 'gzip') void reply.header('content-encoding', 'gzip');
+      return reply.send(Readable.from(chunks));
     });
   }
   registerApiRoutes(app, options.queries, options.clock);

@@ -24,6 +24,7 @@ import type { Alert, Clock } from '../domain/index.js';
 import type { FlushResult } from '../store/store-writer.js';
 import { CONTENT_TYPE } from './exposition.js';
 import { ALERT_FIRING_METRIC, FiringAlerts } from './firing-alerts.js';
+import { gzipPrefix, gzipWithTail, type GzipPrefix } from './gzip-parts.js';
 import { LatestSamples, type MetricDescription, type RefusalReason } from './latest-samples.js';
 import { LogMetrics } from './log-metrics.js';
 import { registerSelfMetrics, type SelfStatsSources } from './self-metrics.js';
@@ -66,12 +67,15 @@ export interface AlertSource {
   onTransition(listener: (result: { alert: Alert }) => void): void;
 }
 
-interface RenderedParts {
-  /** The log-derived families (first, where they always were). */
-  logDerived: Buffer;
-  /** The polled series, then the firing alerts. */
-  polled: Buffer;
-  /** When the oldest polled series goes stale and must leave: the parts are rendered again. */
+/** How /metrics sends the body: as is, or gzip for a client that accepts it. */
+export type MetricsEncoding = 'identity' | 'gzip';
+
+interface CachedPart {
+  /** The log-derived families, then the polled series, then the firing alerts. */
+  text: Buffer;
+  /** `text` compressed, made at the first gzip scrape of this part and kept with it. */
+  gzip: Promise<GzipPrefix> | null;
+  /** When the oldest polled series goes stale and must leave: the part is rendered again. */
   validUntilMs: number;
 }
 
@@ -84,7 +88,7 @@ export class Metrics {
   private readonly registry = new Registry();
   /** Changes only with commits: cached with the polled samples. */
   private readonly logRegistry = new Registry();
-  private cached: RenderedParts | null = null;
+  private cached: CachedPart | null = null;
   /** Bumped by every change to a cached part; a render begun before a change is not kept. */
   private generation = 0;
   private readonly latest: LatestSamples;
@@ -171,14 +175,18 @@ export class Metrics {
   }
 
   /**
-   * The exposition as UTF-8 chunks, as /metrics sends them: the cached parts around the live one.
-   * Chunks, not one buffer: joining would copy the cached megabytes into a fresh allocation at
-   * every scrape, which costs more than the rest of the scrape on a busy machine.
+   * The exposition as /metrics sends it, in chunks: the cached part, then the live one (pgvigil's
+   * own health, last so the cached bytes are one prefix); gzip'd, the cached part's compression,
+   * then the live part's and the trailer. Chunks, not one buffer: joining would copy the cached
+   * megabytes into a fresh allocation at every scrape, which costs more than the rest of the
+   * scrape on a busy machine.
    */
-  async renderChunks(): Promise<Buffer[]> {
-    const cached = await this.cachedParts();
+  async renderChunks(encoding: MetricsEncoding = 'identity'): Promise<Buffer[]> {
+    const cached = await this.cachedPart();
+    const prefix = encoding === 'gzip' ? await (cached.gzip ??= gzipPrefix(cached.text)) : null;
+    // After the awaits: the live part is read as the response leaves.
     const own = Buffer.from(withNewline(await this.registry.metrics()), 'utf8');
-    return [cached.logDerived, own, cached.polled];
+    return prefix === null ? [cached.text, own] : gzipWithTail(prefix, own);
   }
 
   async render(): Promise<string> {
@@ -190,7 +198,7 @@ export class Metrics {
     this.cached = null;
   }
 
-  private async cachedParts(): Promise<RenderedParts> {
+  private async cachedPart(): Promise<CachedPart> {
     const nowMs = this.clock.nowMs();
     if (this.cached !== null && nowMs < this.cached.validUntilMs) return this.cached;
     const generation = this.generation;
@@ -199,13 +207,14 @@ export class Metrics {
     const samples: string[] = [];
     const oldestSeenMs = this.latest.render(nowMs, samples);
     samples.push(this.firing.render());
-    const parts: RenderedParts = {
-      logDerived: Buffer.from(withNewline(await this.logRegistry.metrics()), 'utf8'),
-      polled: Buffer.from(samples.join(''), 'utf8'),
+    const logDerived = withNewline(await this.logRegistry.metrics());
+    const part: CachedPart = {
+      text: Buffer.from(logDerived + samples.join(''), 'utf8'),
+      gzip: null,
       validUntilMs: oldestSeenMs + this.latest.staleAfterMs,
     };
-    if (generation === this.generation) this.cached = parts;
-    return parts;
+    if (generation === this.generation) this.cached = part;
+    return part;
   }
 
   private reservedNames(): Set<string> {
