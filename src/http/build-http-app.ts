@@ -5,7 +5,6 @@
  * store through StoreReads (API): the local one, or the central one for `pgvigil serve`, which
  * has no metrics or readiness of its own to serve.
  */
-import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
@@ -61,15 +60,24 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   }
   const metrics = options.metrics;
   // The cached chunks as they are (Metrics renders and compresses once per change, not per
-  // scrape), no copy. Gzip when the client takes it, as Prometheus does: a tenth of the bytes.
+  // scrape), no copy. Gzip when the client takes it, as Prometheus does: 62 KB instead of 1.7 MB
+  // at 14k series (bench/metrics.ts).
+  // Written to the socket directly: through reply.send they would go through a Readable, 0.4-0.6
+  // ms more per curl-timed scrape here (a copy into one buffer costs as much). No hook of the
+  // reply's runs after the hijack; none is needed (the bearer check is onRequest).
   if (metrics) {
     app.get('/metrics', async (request, reply) => {
       const encoding: MetricsEncoding = acceptsGzip(request.headers['accept-encoding']) ? 'gzip' : 'identity';
       const chunks = await metrics.renderChunks(encoding);
-      const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      void reply.type(metrics.contentType).header('content-length', bytes).header('vary', 'accept-encoding');
-      if (encoding === 'gzip') void reply.header('content-encoding', 'gzip');
-      return reply.send(Readable.from(chunks));
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        'content-type': metrics.contentType,
+        'content-length': chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+        vary: 'accept-encoding',
+        ...(encoding === 'gzip' ? { 'content-encoding': 'gzip' } : {}),
+      });
+      for (const chunk of chunks) reply.raw.write(chunk);
+      reply.raw.end();
     });
   }
   registerApiRoutes(app, options.queries, options.clock);

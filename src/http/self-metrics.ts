@@ -5,6 +5,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { ForwardStats } from '../forward/forwarder.js';
 import type { ChannelStats } from '../notify/outbox.js';
@@ -161,8 +162,10 @@ function registerProcessMetrics(registry: Registry, startedMs: number): void {
     },
   });
   gaugeFrom(registry, { name: 'process_open_fds', help: 'Number of open file descriptors.', labelNames: [], read: () => [[{}, openFileDescriptors()]] });
-  gaugeFrom(registry, { name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', labelNames: [], read: () => [[{}, process.memoryUsage().heapUsed]] });
-  gaugeFrom(registry, { name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', labelNames: [], read: () => [[{}, process.memoryUsage().heapTotal]] });
+  // V8's figures, as process.memoryUsage() gives them, without the resident-size read from
+  // /proc it makes each time.
+  gaugeFrom(registry, { name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', labelNames: [], read: () => [[{}, getHeapStatistics().used_heap_size]] });
+  gaugeFrom(registry, { name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', labelNames: [], read: () => [[{}, getHeapStatistics().total_heap_size]] });
   // One window per scrape: the first gauge collected (they collect in this order) takes it.
   const delays = eventLoopDelays();
   let window: LagWindow | null = null;
