@@ -11,9 +11,15 @@
  *
  * Rendered once per change, not once per scrape: the polled samples, the log-derived metrics and
  * the firing alerts change only when a commit or an alert transition arrives, so their bytes are
- * kept until then (or until the oldest series goes stale); only pgvigil's own health, a few dozen
- * series read from live getters, is rendered at each scrape. At ~14k series that turns ~20 ms of
- * rendering per scrape into a copy of the cached bytes (bench/metrics.ts).
+ * kept until then (or until the oldest series goes stale), and compressed once for gzip scrapes
+ * (gzip-parts.ts); only pgvigil's own health, a few dozen series read from live getters, is
+ * rendered at each scrape, last in the exposition so the cached bytes are one prefix. At ~14k
+ * series (bench/metrics.ts, 3 runs of 30 curl-timed scrapes on a shared 2-core machine, load 2-4)
+ * that turns ~20-28 ms of rendering per scrape into ~1 ms of CPU, and a scrape as Prometheus
+ * sends it (Accept-Encoding: gzip: 62 KB instead of 1.68 MB) takes 4.8-6.5 ms median (the
+ * uncompressed one 7.2-10.3 ms) against postgres_exporter's 77-122 ms on the same server. Most
+ * of what is left is the client's connection and the wire (a bare Node server sending the same
+ * 62 KB: ~3 ms here) and the live part through prom-client (~1.5 ms of a scrape here).
  *
  * Naming: `pg_` for what PostgreSQL reports (postgres_exporter's names where it has one for the
  * same value, without its unit mistakes), `pgvigil_` for pgvigil itself; base units in names,
@@ -203,13 +209,14 @@ export class Metrics {
     if (this.cached !== null && nowMs < this.cached.validUntilMs) return this.cached;
     const generation = this.generation;
     this.renders.inc();
-    // Samples first: rendering them evicts stale series, which the series gauge then counts.
-    const samples: string[] = [];
-    const oldestSeenMs = this.latest.render(nowMs, samples);
-    samples.push(this.firing.render());
-    const logDerived = withNewline(await this.logRegistry.metrics());
+    // One array joined once: `logDerived + samples` would copy the megabytes again (a rope
+    // flattened by Buffer.from), 7-8 ms more per render at 14k series (bench/metrics.ts). Rendering
+    // the samples evicts stale series, which the series gauge, read after this, then counts.
+    const parts = [withNewline(await this.logRegistry.metrics())];
+    const oldestSeenMs = this.latest.render(nowMs, parts);
+    parts.push(this.firing.render());
     const part: CachedPart = {
-      text: Buffer.from(logDerived + samples.join(''), 'utf8'),
+      text: Buffer.from(parts.join(''), 'utf8'),
       gzip: null,
       validUntilMs: oldestSeenMs + this.latest.staleAfterMs,
     };
