@@ -10,15 +10,22 @@
  *   serves them on loopback. The poller is stopped before timing, so the numbers are the cost of a
  *   scrape, not of polling (a pgvigil scrape never queries PostgreSQL; the exporter's always does).
  * - Scrapes are timed by an external client, curl's time_total (as Prometheus would scrape:
- *   from another process), BENCH_RUNS pairs (default 30), exporter and pgvigil alternated, after
- *   a warm-up; medians, ranges and the per-pair ratio. pgvigil renders once per poll round and
- *   serves the cached bytes to every scrape until the next one (metrics.ts); the first scrape after
- *   a round pays the render, printed apart. Also: pgvigil's in-process render time,
+ *   from another process), BENCH_RUNS rounds (default 30) after a warm-up, each scraping both
+ *   servers twice, exporter and pgvigil alternated: once as Prometheus asks (its Accept header and
+ *   Accept-Encoding: gzip, which both answer with gzip; curl keeps the body compressed, so the time
+ *   is the server's and the wire's, the inflating being the scraper's) and once for the
+ *   uncompressed body; medians, ranges, the per-pair ratio and the body bytes on the wire. The
+ *   gzip bodies are inflated and checked against the identity ones. Beside them, the floor: a
+ *   bare node:http server in this process sending pgvigil's bytes from one buffer, so what a
+ *   pgvigil scrape costs beyond it is pgvigil's. pgvigil renders once per poll
+ *   round and serves the cached bytes to every scrape until the next one (metrics.ts); the first
+ *   scrape after a round pays the render, printed apart. Also: pgvigil's in-process render time,
  *   the cost of taking a poll round into the cache (first round, which creates every series, and
  *   a later one), and `promtool check metrics` on both expositions.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -150,6 +157,22 @@ async function startPgvigil(server: PgServer, tables: number, dir: string): Prom
   return { url: `${http.url}/metrics`, metrics, samples, stop: async () => { await http.stop(); db.close(); } };
 }
 
+/**
+ * The floor: Node's http server alone in this process, sending pgvigil's bytes (taken once) from
+ * one buffer, gzip or not as asked, with no routing, no rendering and no live part.
+ */
+async function startFloor(bodies: Record<ScrapeMode, Buffer>): Promise<{ url: string; close(): void }> {
+  const server = createServer((request, response) => {
+    const gzip = /gzip/.test(request.headers['accept-encoding'] ?? '');
+    const bytes = bodies[gzip ? 'gzip' : 'identity'];
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': bytes.length, ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+    response.end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/metrics`, close: () => server.close() };
+}
+
 function promtool(text: string): string {
   const result = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   const problems = `${result.stdout}${result.stderr}`.trim().split('\n').filter(Boolean);
@@ -167,6 +190,7 @@ export async function runMetricsBench(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-metrics-'));
   let exporter: ChildProcess | null = null;
   let pgvigil: Awaited<ReturnType<typeof startPgvigil>> | null = null;
+  let floor: { url: string; close(): void } | null = null;
   try {
     say(`PostgreSQL 18 with ${tables} tables (harness)...`);
     const server = await startPrimary({ version: 18, name: 'bench-metrics' });
@@ -186,13 +210,16 @@ export async function runMetricsBench(): Promise<void> {
 
     const body = (who: string, mode: ScrapeMode): string => path.join(dir, `${who}-${mode}.body`);
     const modes: ScrapeMode[] = ['gzip', 'identity'];
-    const scrapes = { exporter: { gzip: [] as Scrape[], identity: [] as Scrape[] }, pgvigil: { gzip: [] as Scrape[], identity: [] as Scrape[] } };
+    const scrapes = { exporter: { gzip: [] as Scrape[], identity: [] as Scrape[] }, pgvigil: { gzip: [] as Scrape[], identity: [] as Scrape[] }, floor: { gzip: [] as Scrape[], identity: [] as Scrape[] } };
+    floor = await startFloor({ gzip: Buffer.concat(await pgvigil.metrics.renderChunks('gzip')), identity: Buffer.concat(await pgvigil.metrics.renderChunks('identity')) });
     const scrapeBoth = async (mode: ScrapeMode, keep: boolean): Promise<void> => {
       const exporterScrape = await curlScrape(started.url, body('exporter', mode), mode);
       const pgvigilScrape = await curlScrape(pgvigil!.url, body('pgvigil', mode), mode);
+      const floorScrape = await curlScrape(floor!.url, body('floor', mode), mode);
       if (keep) {
         scrapes.exporter[mode].push(exporterScrape);
         scrapes.pgvigil[mode].push(pgvigilScrape);
+        scrapes.floor[mode].push(floorScrape);
       }
     };
     for (let i = 0; i < 3; i++) for (const mode of modes) await scrapeBoth(mode, false);
@@ -240,6 +267,7 @@ export async function runMetricsBench(): Promise<void> {
       const ratios = exporterMs.map((e, i) => e / pgvigilMs[i]!);
       say(`    postgres_exporter 0.11.1  ${ms(exporterMs)}  ${wire(scrapes.exporter[mode])}`);
       say(`    pgvigil                   ${ms(pgvigilMs)}  ${wire(scrapes.pgvigil[mode])}`);
+      say(`    bare node:http, the same bytes from one buffer (what is not pgvigil's): ${ms(scrapes.floor[mode].map((s) => s.ms))}  ${wire(scrapes.floor[mode])}`);
       say(`    exporter / pgvigil, per pair: median ${median(ratios).toFixed(1)}x (${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)}x)  [target: pgvigil under 3 ms median]`);
     }
     say(`pgvigil render to bytes in process (no HTTP, cached between polls): identity ${ms(renderMs)} wall, ${ms(renderCpuMs.identity)} CPU; gzip ${ms(renderCpuMs.gzip)} CPU`);
@@ -257,6 +285,7 @@ export async function runMetricsBench(): Promise<void> {
     say(`curl --compressed (curl's own Accept-Encoding, inflated by curl): pgvigil ${sameSeries(await curlCompressed(pgvigil.url), pgvigilText)}`);
   } finally {
     exporter?.kill('SIGTERM');
+    floor?.close();
     await pgvigil?.stop();
     await destroyAllServers();
     rmSync(dir, { recursive: true, force: true });

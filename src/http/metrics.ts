@@ -14,12 +14,12 @@
  * kept until then (or until the oldest series goes stale), and compressed once for gzip scrapes
  * (gzip-parts.ts); only pgvigil's own health, a few dozen series read from live getters, is
  * rendered at each scrape, last in the exposition so the cached bytes are one prefix. At ~14k
- * series (bench/metrics.ts, 3 runs of 30 curl-timed scrapes on a shared 2-core machine, load 2-4)
- * that turns ~20-28 ms of rendering per scrape into ~1 ms of CPU, and a scrape as Prometheus
- * sends it (Accept-Encoding: gzip: 62 KB instead of 1.68 MB) takes 4.8-6.5 ms median (the
- * uncompressed one 7.2-10.3 ms) against postgres_exporter's 77-122 ms on the same server. Most
- * of what is left is the client's connection and the wire (a bare Node server sending the same
- * 62 KB: ~3 ms here) and the live part through prom-client (~1.5 ms of a scrape here).
+ * series (bench/metrics.ts: 3 runs of 30 curl-timed scrapes, shared 2-core machine, load 3-4)
+ * a full render costs 18-20 ms of CPU, a cached scrape ~1 ms; a scrape as Prometheus sends it
+ * (Accept-Encoding: gzip: 62 KB instead of 1.68 MB) takes 4.5-5.6 ms median (uncompressed
+ * 7.2-8.2 ms) against postgres_exporter's 77-85 ms on the same server. A bare node:http server
+ * sending the same bytes takes 2.6-3.3 ms there: of the ~2.4 ms that are pgvigil's, ~1.5 ms is
+ * the live part rendered through prom-client and its reads (/proc, heap, event loop).
  *
  * Naming: `pg_` for what PostgreSQL reports (postgres_exporter's names where it has one for the
  * same value, without its unit mistakes), `pgvigil_` for pgvigil itself; base units in names,
