@@ -10,17 +10,25 @@
  *   serves them on loopback. The poller is stopped before timing, so the numbers are the cost of a
  *   scrape, not of polling (a pgvigil scrape never queries PostgreSQL; the exporter's always does).
  * - Scrapes are timed by an external client, curl's time_total (as Prometheus would scrape:
- *   from another process), BENCH_RUNS pairs (default 30), exporter and pgvigil alternated, after
- *   a warm-up; medians, ranges and the per-pair ratio. pgvigil renders once per poll round and
- *   serves the cached bytes to every scrape until the next one (metrics.ts); the first scrape after
- *   a round pays the render, printed apart. Also: pgvigil's in-process render time,
+ *   from another process), BENCH_RUNS rounds (default 30) after a warm-up, each scraping both
+ *   servers twice, exporter and pgvigil alternated: once as Prometheus asks (its Accept header and
+ *   Accept-Encoding: gzip, which both answer with gzip; curl keeps the body compressed, so the time
+ *   is the server's and the wire's, the inflating being the scraper's) and once for the
+ *   uncompressed body; medians, ranges, the per-pair ratio and the body bytes on the wire. The
+ *   gzip bodies are inflated and checked against the identity ones. Beside them, the floor: a
+ *   bare node:http server in this process sending pgvigil's bytes from one buffer, so what a
+ *   pgvigil scrape costs beyond it is pgvigil's. pgvigil renders once per poll
+ *   round and serves the cached bytes to every scrape until the next one (metrics.ts); the first
+ *   scrape after a round pays the render, printed apart. Also: pgvigil's in-process render time,
  *   the cost of taking a poll round into the cache (first round, which creates every series, and
  *   a later one), and `promtool check metrics` on both expositions.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { parse, stringify } from 'yaml';
 import { createCollectors } from '../src/collectors/index.js';
 import { systemClock } from '../src/domain/clock.js';
@@ -35,6 +43,7 @@ import { StoreQueries } from '../src/store/queries.js';
 import { StoreWriter } from '../src/store/store-writer.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../test/helpers/pg-harness.js';
 import { freePort, waitUntil } from '../test/helpers/pg-processes.js';
+import { parseExposition } from '../test/helpers/exposition.js';
 import { envNumber, median } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
@@ -51,12 +60,49 @@ function say(msg: string): void {
 const ms = (values: number[]): string => `${median(values).toFixed(1)} ms (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`;
 const seriesIn = (text: string): number => text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
 
-/** One scrape by curl: its time_total (connect to last byte), not its process start-up. */
-function curlScrape(url: string, bodyFile: string): Promise<number> {
+/** Whether two scrapes hold the same series (their values may have moved between them). */
+function sameSeries(text: string, reference: string): string {
+  const got = [...parseExposition(text).keys()].sort();
+  const want = [...parseExposition(reference).keys()].sort();
+  return got.length === want.length && got.every((key, i) => key === want[i]) ? `the same ${got.length} series as identity` : `DIFFERENT series: ${got.length} vs ${want.length} in identity`;
+}
+
+/** Prometheus 2.42's scrape Accept header (scrape/scrape.go); it also sends Accept-Encoding: gzip. */
+const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+
+/**
+ * How a scrape asks: as Prometheus does (its Accept, Accept-Encoding: gzip; curl keeps the body
+ * as it came, so the time is the server's and the wire's, not curl's inflating), or for the
+ * uncompressed body (the same Accept, no Accept-Encoding).
+ */
+type ScrapeMode = 'gzip' | 'identity';
+
+interface Scrape { ms: number; wireBytes: number }
+
+/** One scrape by curl: its time_total (connect to last byte), not its process start-up, and the body bytes it received. */
+function curlScrape(url: string, bodyFile: string, mode: ScrapeMode): Promise<Scrape> {
+  const headers = ['-H', `Accept: ${PROMETHEUS_ACCEPT}`, ...(mode === 'gzip' ? ['-H', 'Accept-Encoding: gzip'] : [])];
   return new Promise((resolve, reject) => {
-    execFile(CURL, ['-sS', '--fail', '-o', bodyFile, '-w', '%{time_total}', url], (err, stdout) => {
+    execFile(CURL, ['-sS', '--fail', ...headers, '-o', bodyFile, '-w', '%{time_total} %{size_download}', url], (err, stdout) => {
       if (err) return reject(new Error(`curl ${url}: ${err.message}`));
-      resolve(Number(stdout) * 1000);
+      const [seconds, bytes] = stdout.split(' ').map(Number) as [number, number];
+      resolve({ ms: seconds * 1000, wireBytes: bytes });
+    });
+  });
+}
+
+/** The body as text: inflated when the server sent gzip (both do for a gzip scrape; checked, not assumed). */
+function bodyText(file: string): string {
+  const body = readFileSync(file);
+  return (body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body).toString('utf8');
+}
+
+/** curl --compressed: curl's own Accept-Encoding, inflated by curl. Not spawnSync: pgvigil answers from this process. */
+function curlCompressed(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(CURL, ['-sS', '--fail', '--compressed', url], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) return reject(new Error(`curl --compressed ${url}: ${err.message}`));
+      resolve(stdout);
     });
   });
 }
@@ -111,6 +157,22 @@ async function startPgvigil(server: PgServer, tables: number, dir: string): Prom
   return { url: `${http.url}/metrics`, metrics, samples, stop: async () => { await http.stop(); db.close(); } };
 }
 
+/**
+ * The floor: Node's http server alone in this process, sending pgvigil's bytes (taken once) from
+ * one buffer, gzip or not as asked, with no routing, no rendering and no live part.
+ */
+async function startFloor(bodies: Record<ScrapeMode, Buffer>): Promise<{ url: string; close(): void }> {
+  const server = createServer((request, response) => {
+    const gzip = /gzip/.test(request.headers['accept-encoding'] ?? '');
+    const bytes = bodies[gzip ? 'gzip' : 'identity'];
+    response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': bytes.length, ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+    response.end(bytes);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${port}/metrics`, close: () => server.close() };
+}
+
 function promtool(text: string): string {
   const result = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   const problems = `${result.stdout}${result.stderr}`.trim().split('\n').filter(Boolean);
@@ -128,6 +190,7 @@ export async function runMetricsBench(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-metrics-'));
   let exporter: ChildProcess | null = null;
   let pgvigil: Awaited<ReturnType<typeof startPgvigil>> | null = null;
+  let floor: { url: string; close(): void } | null = null;
   try {
     say(`PostgreSQL 18 with ${tables} tables (harness)...`);
     const server = await startPrimary({ version: 18, name: 'bench-metrics' });
@@ -145,16 +208,23 @@ export async function runMetricsBench(): Promise<void> {
       return performance.now() - t;
     });
 
-    const exporterBody = path.join(dir, 'exporter.txt');
-    const pgvigilBody = path.join(dir, 'pgvigil.txt');
-    for (let i = 0; i < 3; i++) {
-      await curlScrape(started.url, exporterBody);
-      await curlScrape(pgvigil.url, pgvigilBody);
-    }
-    const exporterMs: number[] = [];
-    const pgvigilMs: number[] = [];
+    const body = (who: string, mode: ScrapeMode): string => path.join(dir, `${who}-${mode}.body`);
+    const modes: ScrapeMode[] = ['gzip', 'identity'];
+    const scrapes = { exporter: { gzip: [] as Scrape[], identity: [] as Scrape[] }, pgvigil: { gzip: [] as Scrape[], identity: [] as Scrape[] }, floor: { gzip: [] as Scrape[], identity: [] as Scrape[] } };
+    floor = await startFloor({ gzip: Buffer.concat(await pgvigil.metrics.renderChunks('gzip')), identity: Buffer.concat(await pgvigil.metrics.renderChunks('identity')) });
+    const scrapeBoth = async (mode: ScrapeMode, keep: boolean): Promise<void> => {
+      const exporterScrape = await curlScrape(started.url, body('exporter', mode), mode);
+      const pgvigilScrape = await curlScrape(pgvigil!.url, body('pgvigil', mode), mode);
+      const floorScrape = await curlScrape(floor!.url, body('floor', mode), mode);
+      if (keep) {
+        scrapes.exporter[mode].push(exporterScrape);
+        scrapes.pgvigil[mode].push(pgvigilScrape);
+        scrapes.floor[mode].push(floorScrape);
+      }
+    };
+    for (let i = 0; i < 3; i++) for (const mode of modes) await scrapeBoth(mode, false);
     const renderMs: number[] = [];
-    const renderCpuMs: number[] = [];
+    const renderCpuMs: Record<ScrapeMode, number[]> = { gzip: [], identity: [] };
     const uncachedCpuMs: number[] = [];
     // CPU time of this process beside wall time: on a shared machine the wall time of a 1 ms
     // job is mostly waiting for a core, its CPU time is not.
@@ -165,37 +235,57 @@ export async function runMetricsBench(): Promise<void> {
       return (used.user + used.system) / 1000;
     };
     for (let i = 0; i < runs; i++) {
-      exporterMs.push(await curlScrape(started.url, exporterBody));
-      pgvigilMs.push(await curlScrape(pgvigil.url, pgvigilBody));
+      // Exporter and pgvigil alternate within each mode; the modes alternate too.
+      for (const mode of i % 2 === 0 ? modes : [...modes].reverse()) await scrapeBoth(mode, true);
       // Bytes, as /metrics sends them: from the cache, as a scrape between two polls finds it.
       const renderStarted = performance.now();
-      renderCpuMs.push(await cpuMs(() => pgvigil!.metrics.renderChunks()));
+      renderCpuMs.identity.push(await cpuMs(() => pgvigil!.metrics.renderChunks('identity')));
       renderMs.push(performance.now() - renderStarted);
-      // What every scrape cost before the cache: an empty commit invalidates it, then a full render.
+      renderCpuMs.gzip.push(await cpuMs(() => pgvigil!.metrics.renderChunks('gzip')));
+    }
+    // What every scrape cost before the cache: an empty commit invalidates it, then a full
+    // render. After the scrapes: each one also leaves the cache without its compressed copy.
+    for (let i = 0; i < runs; i++) {
       uncachedCpuMs.push(await cpuMs(async () => {
         pgvigil!.metrics.observe({ events: [], samples: [] });
-        await pgvigil!.metrics.renderChunks();
+        await pgvigil!.metrics.renderChunks('identity');
       }));
     }
-    const exporterText = readFileSync(exporterBody, 'utf8');
-    const pgvigilText = readFileSync(pgvigilBody, 'utf8');
-    const ratios = exporterMs.map((e, i) => e / pgvigilMs[i]!);
+    const text = { exporter: { gzip: bodyText(body('exporter', 'gzip')), identity: bodyText(body('exporter', 'identity')) }, pgvigil: { gzip: bodyText(body('pgvigil', 'gzip')), identity: bodyText(body('pgvigil', 'identity')) } };
+    const pgvigilText = text.pgvigil.identity;
+    const exporterText = text.exporter.identity;
 
     say(`series: pgvigil ${seriesIn(pgvigilText)} (${(pgvigilText.length / 1e6).toFixed(2)} MB), postgres_exporter ${seriesIn(exporterText)} (${(exporterText.length / 1e6).toFixed(2)} MB)`);
-    say(`scrape over HTTP by curl (time_total), median (range) of ${runs} alternated pairs:`);
-    say(`  postgres_exporter 0.11.1  ${ms(exporterMs)}`);
-    say(`  pgvigil                   ${ms(pgvigilMs)}`);
-    say(`  exporter / pgvigil, per pair: median ${median(ratios).toFixed(1)}x (${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)}x)  [target: pgvigil under 3 ms median]`);
-    say(`pgvigil render to bytes in process (no HTTP, cached between polls): ${ms(renderMs)} wall, ${ms(renderCpuMs)} CPU`);
+    say(`scrape over HTTP by curl (time_total), median (range) of ${runs} alternated rounds; bytes on the wire (body):`);
+    for (const mode of modes) {
+      say(mode === 'gzip'
+        ? '  as Prometheus scrapes (its Accept, Accept-Encoding: gzip; the body kept compressed, inflating is the scraper\'s work):'
+        : '  identity (the same Accept, no Accept-Encoding: the uncompressed body):');
+      const wire = (list: Scrape[]): string => `${(median(list.map((s) => s.wireBytes)) / 1e3).toFixed(0)} KB`;
+      const exporterMs = scrapes.exporter[mode].map((s) => s.ms);
+      const pgvigilMs = scrapes.pgvigil[mode].map((s) => s.ms);
+      const ratios = exporterMs.map((e, i) => e / pgvigilMs[i]!);
+      say(`    postgres_exporter 0.11.1  ${ms(exporterMs)}  ${wire(scrapes.exporter[mode])}`);
+      say(`    pgvigil                   ${ms(pgvigilMs)}  ${wire(scrapes.pgvigil[mode])}`);
+      say(`    bare node:http, the same bytes from one buffer (what is not pgvigil's): ${ms(scrapes.floor[mode].map((s) => s.ms))}  ${wire(scrapes.floor[mode])}`);
+      say(`    exporter / pgvigil, per pair: median ${median(ratios).toFixed(1)}x (${Math.min(...ratios).toFixed(1)}-${Math.max(...ratios).toFixed(1)}x)  [target: pgvigil under 3 ms median]`);
+    }
+    say(`pgvigil render to bytes in process (no HTTP, cached between polls): identity ${ms(renderMs)} wall, ${ms(renderCpuMs.identity)} CPU; gzip ${ms(renderCpuMs.gzip)} CPU`);
     say(`  the same without the cache (a full render, what each scrape cost before): ${ms(uncachedCpuMs)} CPU`);
     const renderedStarted = performance.now();
     pgvigil.metrics.observe({ events: [], samples: pgvigil.samples });
-    await pgvigil.metrics.renderChunks();
-    say(`pgvigil first scrape after a poll round (takes the round, renders it once): ${(performance.now() - renderedStarted).toFixed(1)} ms`);
+    await pgvigil.metrics.renderChunks('identity');
+    const renderedMs = performance.now() - renderedStarted;
+    const compressStarted = performance.now();
+    await pgvigil.metrics.renderChunks('gzip');
+    say(`pgvigil first scrape after a poll round (takes the round, renders it once): ${renderedMs.toFixed(1)} ms; the first gzip scrape then compresses it once: ${(performance.now() - compressStarted).toFixed(1)} ms`);
     say(`pgvigil taking a poll round (${pgvigil.samples.length} samples) into the cache: first ${ingestMs[0]!.toFixed(1)} ms, later ${median(ingestMs.slice(1)).toFixed(1)} ms`);
     say(`promtool check metrics: pgvigil ${promtool(pgvigilText)}; postgres_exporter ${promtool(exporterText)}`);
+    say(`gzip bodies inflated: pgvigil ${sameSeries(text.pgvigil.gzip, pgvigilText)}, promtool ${promtool(text.pgvigil.gzip)}; postgres_exporter ${sameSeries(text.exporter.gzip, exporterText)}`);
+    say(`curl --compressed (curl's own Accept-Encoding, inflated by curl): pgvigil ${sameSeries(await curlCompressed(pgvigil.url), pgvigilText)}`);
   } finally {
     exporter?.kill('SIGTERM');
+    floor?.close();
     await pgvigil?.stop();
     await destroyAllServers();
     rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,7 @@
+import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withoutLiveValues } from '../../test/helpers/exposition.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import { silentLogger } from '../lib/logger.js';
@@ -15,6 +17,8 @@ import type { ReadinessSources } from './readiness.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Body = any;
 
+/** Prometheus 2.42's scrape Accept header. */
+const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const T0 = Date.UTC(2026, 9, 14, 3, 0, 0);
 const TOKEN = 'a-token-of-sufficient-length-0123';
 
@@ -75,6 +79,24 @@ describe('HTTP app', () => {
     expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.body).toContain('pg_stat_user_tables_n_dead_tup{target="db1",datname="shop",relname="orders"} 30\n');
     expect(res.body).toContain('pg_log_deadlocks_total{target="db1",datname="shop"} 1\n');
+  });
+
+  it('serves /metrics gzip\'d to a client that takes gzip (Prometheus does), the same exposition', async () => {
+    const scrape = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/metrics', headers });
+    const identity = await scrape({});
+    expect(identity.headers['content-encoding']).toBeUndefined();
+    expect(identity.headers.vary).toBe('accept-encoding');
+    const gzipped = await scrape({ 'accept-encoding': 'gzip', accept: PROMETHEUS_ACCEPT });
+    expect(gzipped.statusCode).toBe(200);
+    expect(gzipped.headers['content-encoding']).toBe('gzip');
+    expect(gzipped.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(Number(gzipped.headers['content-length'])).toBe(gzipped.rawPayload.length);
+    expect(gzipped.rawPayload.length).toBeLessThan(identity.rawPayload.length);
+    const inflated = gunzipSync(gzipped.rawPayload).toString('utf8');
+    expect(withoutLiveValues(inflated)).toBe(withoutLiveValues(identity.body));
+    expect(inflated).toContain('pg_stat_user_tables_n_dead_tup{target="db1",datname="shop",relname="orders"} 30\n');
+    // gzip refused by weight: identity.
+    expect((await scrape({ 'accept-encoding': 'gzip;q=0, identity' })).headers['content-encoding']).toBeUndefined();
   });
 
   it('lists events with filters, newest first, by default from the last hour', async () => {

@@ -5,12 +5,13 @@
  * store through StoreReads (API): the local one, or the central one for `pgvigil serve`, which
  * has no metrics or readiness of its own to serve.
  */
-import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../domain/index.js';
 import { silentLogger, type Logger } from '../lib/logger.js';
 import type { StoreReads } from '../store/store-reads.js';
+import { acceptsGzip } from './accept-encoding.js';
 import { registerApiRoutes } from './api-routes.js';
+import type { MetricsEncoding } from './metrics.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
 import { readiness, type ReadinessSources } from './readiness.js';
@@ -18,7 +19,7 @@ import { registerTimelinePage } from './timeline-page.js';
 
 export interface HttpAppOptions {
   /** /metrics; none: no route (a read-only `pgvigil serve` collects nothing). */
-  metrics?: { readonly contentType: string; renderChunks(): Promise<Buffer[]> };
+  metrics?: { readonly contentType: string; renderChunks(encoding: MetricsEncoding): Promise<Buffer[]> };
   queries: StoreReads;
   /** /readyz; none: no route (`pgvigil serve` has no writer, poller or tailer to report on). */
   readiness?: ReadinessSources;
@@ -58,12 +59,25 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     });
   }
   const metrics = options.metrics;
-  // The cached chunks as they are (Metrics renders once per change, not per scrape), no copy.
+  // The cached chunks as they are (Metrics renders and compresses once per change, not per
+  // scrape), no copy. Gzip when the client takes it, as Prometheus does: 62 KB instead of 1.7 MB
+  // at 14k series (bench/metrics.ts).
+  // Written to the socket directly: through reply.send they would go through a Readable, 0.4-0.6
+  // ms more per curl-timed scrape here (a copy into one buffer costs as much). No hook of the
+  // reply's runs after the hijack; none is needed (the bearer check is onRequest).
   if (metrics) {
-    app.get('/metrics', async (_request, reply) => {
-      const chunks = await metrics.renderChunks();
-      const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-      return reply.type(metrics.contentType).header('content-length', bytes).send(Readable.from(chunks));
+    app.get('/metrics', async (request, reply) => {
+      const encoding: MetricsEncoding = acceptsGzip(request.headers['accept-encoding']) ? 'gzip' : 'identity';
+      const chunks = await metrics.renderChunks(encoding);
+      reply.hijack();
+      reply.raw.writeHead(200, {
+        'content-type': metrics.contentType,
+        'content-length': chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+        vary: 'accept-encoding',
+        ...(encoding === 'gzip' ? { 'content-encoding': 'gzip' } : {}),
+      });
+      for (const chunk of chunks) reply.raw.write(chunk);
+      reply.raw.end();
     });
   }
   registerApiRoutes(app, options.queries, options.clock);

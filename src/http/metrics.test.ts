@@ -1,5 +1,6 @@
+import { gunzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { parseExposition } from '../../test/helpers/exposition.js';
+import { parseExposition, withoutLiveValues } from '../../test/helpers/exposition.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { fixtureEvents } from '../../test/integration/metrics-real-feed.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
@@ -197,6 +198,51 @@ describe('Metrics from polled samples', () => {
     const after = await scrape();
     expect(after.get('pg_a{target="db1"}')).toBe(2);
     expect(after.get('pgvigil_metrics_renders_total')).toBe(2);
+  });
+
+  it('sends the same exposition gzip\'d: it inflates to the identity bytes, compressed once per change', async () => {
+    const { writer, metrics, db } = setup({ targets: [{ name: 'db1', cluster: null }] });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1), sample('pg_b', { datname: 'shop' }, 2)], events: (await fixtureEvents()).slice(0, 20) });
+    writer.flush();
+    const alerts = new AlertStore(db, []);
+    metrics.attachAlerts(alerts);
+    alerts.fire({ ruleId: 'deadlocks', dedupKey: 'd', severity: 'warning', target: 'db1', labels: {}, summary: 's', evidence: { eventIds: [], series: [], facts: {} } }, 1);
+    const identity = Buffer.concat(await metrics.renderChunks('identity')).toString('utf8');
+    const gzipped = await metrics.renderChunks('gzip');
+    const inflated = gunzipSync(Buffer.concat(gzipped)).toString('utf8');
+    expect(withoutLiveValues(inflated)).toBe(withoutLiveValues(identity));
+    expect(identity).toContain('pgvigil_alert_firing{target="db1",rule="deadlocks",severity="warning"} 1\n');
+    expect(identity).toContain('pg_b{target="db1",datname="shop"} 2\n');
+    // The compressed cached part is kept: the next scrape sends the same buffer, not a new one.
+    expect((await metrics.renderChunks('gzip'))[0]).toBe(gzipped[0]);
+    writer.enqueue({ samples: [sample('pg_a', {}, 3)] });
+    writer.flush();
+    const changed = await metrics.renderChunks('gzip');
+    expect(changed[0]).not.toBe(gzipped[0]);
+    expect(gunzipSync(Buffer.concat(changed)).toString('utf8')).toContain('pg_a{target="db1"} 3\n');
+  });
+
+  it('keeps every metric family in one piece, pgvigil\'s own health last', async () => {
+    const { writer, metrics } = setup({ targets: [{ name: 'db1', cluster: null }] });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1)], events: await fixtureEvents() });
+    writer.flush();
+    const text = await metrics.render();
+    const families = text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]!);
+    const familyOf = (line: string): string => {
+      if (line.startsWith('#')) return line.split(' ')[2]!;
+      const name = /^[^{ ]+/.exec(line)![0];
+      return families.includes(name) ? name : name.replace(/_(bucket|sum|count)$/, '');
+    };
+    const runs = text.split('\n').filter((l) => l !== '').map(familyOf);
+    const seen = new Set<string>();
+    for (const [i, family] of runs.entries()) {
+      if (family !== runs[i - 1]) {
+        expect(seen.has(family), `${family} appears in two places`).toBe(false);
+        seen.add(family);
+      }
+    }
+    expect(families.indexOf('pg_a')).toBeLessThan(families.indexOf('pgvigil_build_info'));
+    expect(families.indexOf('pg_log_events_total')).toBeLessThan(families.indexOf('pgvigil_build_info'));
   });
 
   it('renders again when the oldest series goes stale, with no commit in between', async () => {

@@ -10,3 +10,8 @@ export function parseExposition(text: string): Map<string, number> {
   }
   return series;
 }
+
+/** Two scrapes of one Metrics differ in the values read live (CPU, memory, event loop), nothing else. */
+export function withoutLiveValues(text: string): string {
+  return text.replace(/^((?:process|nodejs)_\S+) \S+$/gm, '$1 <live>');
+}
