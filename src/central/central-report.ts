@@ -134,11 +134,11 @@ export async function fleetSummary(client: Queryable, window: CentralWindow): Pr
   const alerts = await client.query<{ target: string; rule_id: string; n: string }>(`
       SELECT target, rule_id, count(*) AS n FROM pgvigil.alerts
       WHERE target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2) GROUP BY 1, 2 ORDER BY 1, 2`, range);
+  // details is json (text): json_to_record reads each report once, where each ->> would read it again.
   const holds = await client.query<{ target: string; age: string; relation: string; ts: Date }>(`
-      SELECT DISTINCT ON (target) target, (details->>'removable_cutoff_age_xids')::bigint AS age,
-             concat_ws('.', details->>'database', details->>'schema', details->>'table') AS relation, ts
-      FROM pgvigil.events
-      WHERE kind = 'autovacuum' AND target = ANY($1) AND ts BETWEEN $2 AND $3 AND jsonb_typeof(details->'removable_cutoff_age_xids') = 'number'
+      SELECT DISTINCT ON (target) target, d.removable_cutoff_age_xids::bigint AS age, concat_ws('.', d.database, d.schema, d."table") AS relation, ts
+      FROM pgvigil.events, json_to_record(details) AS d(removable_cutoff_age_xids text, database text, schema text, "table" text)
+      WHERE kind = 'autovacuum' AND target = ANY($1) AND ts BETWEEN $2 AND $3 AND d.removable_cutoff_age_xids ~ '^-?[0-9]{1,18}$'
       ORDER BY target, age DESC, ts`, range);
   const stalls = await client.query<{ target: string; seconds: number; rule_id: string; started_at: Date }>(`
       SELECT DISTINCT ON (target) target, (evidence->'facts'->>'standing_still_seconds')::float8 AS seconds, rule_id, started_at
