@@ -56,6 +56,16 @@ function migrationSuite(version: PgVersion): void {
     expect(first!.bound).toBe(`FOR VALUES FROM ('2026-11-30 00:00:00+00') TO ('2026-12-01 00:00:00+00')`);
   });
 
+  it('keeps event details as json, in every partition (migration 3: no jsonb conversion per forwarded row)', async () => {
+    const client = await connect();
+    const { rows } = await client.query<{ type: string; n: string }>(`
+      SELECT format_type(a.atttypid, a.atttypmod) AS type, count(*) AS n FROM pg_attribute a
+      WHERE a.attname = 'details' AND (a.attrelid = 'pgvigil.events'::regclass OR a.attrelid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'pgvigil.events'::regclass))
+      GROUP BY 1`);
+    expect(rows.map((r) => r.type)).toEqual(['json']);
+    expect(Number(rows[0]!.n)).toBe(1 + daysAround(NOW_MS, 1, PARTITION_DAYS_AHEAD).length);
+  });
+
   it('stores a row sent twice once, and takes a day far in the past once its partition is ensured', async () => {
     const client = await connect();
     const insert = `INSERT INTO pgvigil.events (target, store_id, local_id, ts, kind, level, message, details, source_file, source_offset)
