@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Severity } from '../domain/index.js';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { silentLogger } from '../lib/logger.js';
+import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
 import { RuleEngine, type AlertFireInput } from './engine.js';
@@ -64,6 +65,22 @@ describe('RuleEngine', () => {
       [61, 'warning', 'held for 61 s'],
       [112, 'error', 'held for 112 s'],
     ]);
+  });
+
+  it('stores the quantities the refire limit held back before the alert resolves: the record ends with the storm\'s full count, with no extra transition', () => {
+    const db = openStore(':memory:');
+    const store = new AlertStore(db, []);
+    // 10 statements at the first sight, 15 a second later (held back: quantities only), then gone.
+    const counts = new Map([[1, 10], [2, 15]]);
+    const storm = scripted('r', (t) => (counts.has(t / S) ? [{ key: 'k', summary: `${counts.get(t / S)} statements cancelled` }] : []));
+    const e = new RuleEngine({ rules: [storm], views, alerts: store, clock: new ManualClock(), log: silentLogger(), options: { holdDownMs: 10 * S, refireMinIntervalMs: 60 * S } });
+    e.evaluate(1 * S);
+    e.evaluate(2 * S);
+    expect(db.prepare('SELECT summary FROM alerts').pluck().get()).toBe('10 statements cancelled');
+    e.evaluate(13 * S);
+    expect(db.prepare('SELECT summary, state FROM alerts').get()).toEqual({ summary: '15 statements cancelled', state: 'resolved' });
+    expect(db.prepare('SELECT to_state FROM alert_transitions ORDER BY id').pluck().all()).toEqual(['firing', 'resolved']);
+    db.close();
   });
 
   it('updates an open alert at once when its summary says something new, not only new quantities', () => {

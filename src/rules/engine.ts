@@ -29,6 +29,8 @@ export type AlertFireInput = FireInput;
 export interface AlertSink {
   fire(alert: AlertFireInput, nowMs: number): unknown;
   resolve(dedupKey: string, nowMs: number): unknown;
+  /** Stores an open alert's latest summary and evidence: no transition, nothing notified. */
+  refresh?(alert: AlertFireInput, nowMs: number): unknown;
   /** Alerts open in the store, so a restart resolves conditions that ended while pgvigil was down. */
   openAlerts?(): ReadonlyArray<{ ruleId: string; dedupKey: string; target?: string; severity?: Severity; summary?: string }>;
 }
@@ -96,6 +98,12 @@ interface OpenAlert {
   summary: string | null;
   lastSeenMs: number;
   lastFiredMs: number;
+  /**
+   * The latest finding the refire limit kept from the store (new quantities only): written
+   * before the alert resolves, so the record ends with what the condition last looked like (a
+   * storm's full count), not with its first sight.
+   */
+  unsaved?: AlertFireInput;
 }
 
 export interface EvaluationReport {
@@ -236,6 +244,11 @@ export class RuleEngine implements Component {
   private apply(rule: Rule, finding: Finding, nowMs: number, steadyMs: number, report: EvaluationReport, late: boolean): void {
     const severity = finding.severity ?? rule.severity;
     const known = this.open.get(finding.dedupKey);
+    const input: AlertFireInput = {
+      ruleId: rule.id, dedupKey: finding.dedupKey, severity, target: finding.target, labels: finding.labels,
+      summary: late ? `${finding.summary} (${FOUND_LATE_NOTE})` : finding.summary,
+      evidence: late ? { ...finding.evidence, facts: { ...finding.evidence.facts, found_in_backlog: true } } : finding.evidence,
+    };
     if (known) {
       known.lastSeenMs = steadyMs;
       // Resumed after a restart without severity or summary: adopt the current ones, no re-page.
@@ -244,13 +257,11 @@ export class RuleEngine implements Component {
       const severityChanged = known.severity !== severity;
       const summaryDue = known.summary !== finding.summary &&
         (gistOf(known.summary) !== gistOf(finding.summary) || steadyMs - known.lastFiredMs >= this.options.refireMinIntervalMs);
-      if (!severityChanged && !summaryDue) return;
+      if (!severityChanged && !summaryDue) {
+        if (known.summary !== finding.summary) known.unsaved = input;
+        return;
+      }
     }
-    const input: AlertFireInput = {
-      ruleId: rule.id, dedupKey: finding.dedupKey, severity, target: finding.target, labels: finding.labels,
-      summary: late ? `${finding.summary} (${FOUND_LATE_NOTE})` : finding.summary,
-      evidence: late ? { ...finding.evidence, facts: { ...finding.evidence.facts, found_in_backlog: true } } : finding.evidence,
-    };
     if (!this.call(() => this.deps.alerts.fire(input, nowMs), { dedupKey: finding.dedupKey, action: 'fire' })) return;
     this.open.set(finding.dedupKey, { ruleId: rule.id, target: finding.target, severity, summary: finding.summary, lastSeenMs: steadyMs, lastFiredMs: steadyMs });
     (known ? report.updated : report.fired).push(finding.dedupKey);
@@ -266,6 +277,10 @@ export class RuleEngine implements Component {
       // An alert of a rule that is disabled or no longer exists would never resolve otherwise.
       const watched = enabled.has(alert.ruleId);
       if (watched && steadyMs - alert.lastSeenMs < this.options.holdDownMs) continue;
+      const { unsaved } = alert;
+      const sink = this.deps.alerts;
+      if (unsaved && sink.refresh && !this.call(() => sink.refresh!(unsaved, nowMs), { dedupKey: key, action: 'refresh' })) continue;
+      delete alert.unsaved;
       if (!this.call(() => this.deps.alerts.resolve(key, nowMs), { dedupKey: key, action: 'resolve' })) continue;
       this.open.delete(key);
       report.resolved.push(key);

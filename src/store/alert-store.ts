@@ -120,6 +120,18 @@ export class AlertStore {
     return result;
   }
 
+  /**
+   * Keeps an open alert's summary and evidence current without a transition (what the rules
+   * engine held back while only quantities moved, written before it resolves); a notification
+   * still waiting says it too. Nothing when no alert is open under the key at that severity.
+   */
+  refresh(input: FireInput, nowMs: number): void {
+    this.db.transaction(() => {
+      const open = this.sql.openByKey.get(input.dedupKey) as AlertRow | undefined;
+      if (open && open.severity === input.severity) this.update(open, input, nowMs);
+    })();
+  }
+
   /** Resolves the alert firing under dedupKey; null when none is. */
   resolve(dedupKey: string, nowMs: number): TransitionResult | null {
     const result = this.db.transaction((): TransitionResult | null => {
