@@ -303,4 +303,26 @@ describe('a storm in the log written while pgvigil was down', () => {
     expect(stormAlerts(db).map((a) => [a.started_ms, a.resolved_ms])).toEqual([[span.firstMs, span.lastMs + holdDownMs]]);
     await second.stop();
   });
+
+  it('takes a step that threw (its store transaction failed) again at the next interval, from the same event: nothing of the backlog is lost', async () => {
+    const db = memoryStore();
+    const clock = new ManualClock(D0 + 20 * MINUTE);
+    const daemon = await startDaemon(db, clock);
+    const evaluate = daemon.engine.evaluate.bind(daemon.engine);
+    let failures = 0;
+    daemon.engine.evaluate = (...args) => {
+      if (args[2] !== undefined && failures === 0) {
+        failures++;
+        throw new Error('SQLITE_FULL: database or disk is full');
+      }
+      return evaluate(...args);
+    };
+    const storm = burst(D0 + 5 * MINUTE, 30, 4 * S);
+    await daemon.read([...background(D0, D0 + 15 * MINUTE), ...storm.map(lockTimeout)]);
+    expect(failures).toBe(1);
+    await daemon.pass(30 * S);
+    const span = stormSpan(storm);
+    expect(stormAlerts(db).map((a) => [a.started_ms, a.resolved_ms])).toEqual([[span.firstMs, span.lastMs + holdDownMs]]);
+    await daemon.stop();
+  });
 });

@@ -48,6 +48,7 @@ export const START_GRACE_MS = 5 * 60_000;
 
 interface Logger {
   info(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
 export interface BacklogCatchUpDeps {
@@ -81,6 +82,8 @@ interface TargetCatchUp {
   opening: number | null;
   /** 'asked': the backlog was read to its end; 'finishing': stepped up to now, ends when that is done. */
   ending: 'no' | 'asked' | 'finishing';
+  /** Steady time of the last step that threw; null while steps succeed. */
+  failingSinceMs: number | null;
 }
 
 /**
@@ -166,7 +169,7 @@ export class BacklogCatchUp implements Component {
   }
 
   private waiting(scope: CatchUpScope): TargetCatchUp {
-    return { scope, stepper: null, firstEventMs: null, lastReadMs: this.deps.clock.monotonicMs(), handedId: 0, pending: [], opening: null, ending: 'no' };
+    return { scope, stepper: null, firstEventMs: null, lastReadMs: this.deps.clock.monotonicMs(), handedId: 0, pending: [], opening: null, ending: 'no', failingSinceMs: null };
   }
 
   private begin(target: string, firstEventMs: number): TargetCatchUp {
@@ -198,9 +201,24 @@ export class BacklogCatchUp implements Component {
   /** Turns of every target's catch-up in rotation, the event loop free between them, until none has work. */
   private async drain(): Promise<void> {
     for (;;) {
-      const busy = [...this.active.values()].filter((c) => c.stepper !== null && (c.pending.length > 0 || c.opening !== null || c.ending !== 'no'));
+      const nowMs = this.deps.clock.monotonicMs();
+      const busy = [...this.active.values()].filter((c) => c.stepper !== null && (c.pending.length > 0 || c.opening !== null || c.ending !== 'no') &&
+        (c.failingSinceMs === null || nowMs - c.failingSinceMs >= this.deps.intervalMs));
       if (busy.length === 0 || this.stopped) return;
-      for (const catchUp of busy) this.turn(catchUp);
+      for (const catchUp of busy) {
+        try {
+          this.turn(catchUp);
+          if (catchUp.failingSinceMs !== null) {
+            this.deps.log.info({ target: catchUp.scope.target }, 'stepping the log backlog again');
+            catchUp.failingSinceMs = null;
+          }
+        } catch (err) {
+          // A step whose store transaction failed (a full disk) moved no position: it is taken
+          // again, from the same event, at the next interval.
+          if (catchUp.failingSinceMs === null) this.deps.log.error({ err, target: catchUp.scope.target }, 'could not step the log backlog; retrying every evaluation interval');
+          catchUp.failingSinceMs = this.deps.clock.monotonicMs();
+        }
+      }
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -217,9 +235,10 @@ export class BacklogCatchUp implements Component {
       }
       // Handing an event, or finishing, may evaluate once more.
       if (stepper.evaluations >= budgetEnd) return;
-      const next = catchUp.pending.shift();
+      const next = catchUp.pending[0];
       if (next) {
         stepper.beforeEvent(next.tsMs, true);
+        catchUp.pending.shift();
         catchUp.opening = next.id;
       } else if (catchUp.ending === 'asked') {
         stepper.finishUntil(this.deps.clock.nowMs());
