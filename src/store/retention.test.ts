@@ -7,7 +7,7 @@ import { ManualClock } from '../../test/helpers/manual-clock.js';
 import type { Sample } from '../domain/index.js';
 import { silentLogger } from '../lib/logger.js';
 import { openStore, type Db } from './open-store.js';
-import { applyRetention, RetentionJob } from './retention.js';
+import { applyRetention, RetentionJob, usedBytes } from './retention.js';
 import { StoreWriter } from './store-writer.js';
 
 const DAY_MS = 86_400_000;
@@ -84,11 +84,10 @@ describe('applyRetention', () => {
     // Two hours, one row a second, written up to now.
     const timestampsMs = Array.from({ length: 7_200 }, (_, i) => NOW_MS - 7_200_000 + i * 1000);
     insertRows(db, timestampsMs);
-    const usedBytes = () => ((db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number)) * (db.pragma('page_size', { simple: true }) as number);
-    const budget = Math.round(usedBytes() * 0.8);
+    const budget = Math.round(usedBytes(db) * 0.8);
     applyRetention(db, { maxAgeMs: 365 * DAY_MS, maxSizeBytes: budget }, NOW_MS);
 
-    expect(usedBytes()).toBeLessThanOrEqual(budget);
+    expect(usedBytes(db)).toBeLessThanOrEqual(budget);
     const remaining = count(db, 'events');
     // A fifth over budget: about a fifth goes, the oldest, and the newest row stays.
     expect(remaining).toBeGreaterThan(7_200 * 0.6);

@@ -159,7 +159,7 @@ function deleteSamplesOlderThan(db: Db, cutoffMs: number): { samplesDeleted: num
 }
 
 /** Bytes in use (pages not on the free list), so deletes count before a VACUUM shrinks the file. */
-function usedBytes(db: Db): number {
+export function usedBytes(db: Db): number {
   const pageSize = db.pragma('page_size', { simple: true }) as number;
   const pages = db.pragma('page_count', { simple: true }) as number;
   const free = db.pragma('freelist_count', { simple: true }) as number;

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
+import { usedBytes } from '../../src/store/retention.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { countLogFiles, LogWorkload } from '../helpers/log-workload.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
@@ -151,10 +152,10 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
     const busy = new LogWorkload({ label: 'retention', tickEveryMs: 5, padBytes: 2_000 });
     onTestFailed(() => console.error(`pgvigil output:\n${daemon?.output()}`));
     daemon = await spawnDaemon(['--config', config]);
-    const usedBytes = () => {
+    const storeUsedBytes = () => {
       const db = openStore(retentionStore, { readonly: true });
       try {
-        return ((db.pragma('page_count', { simple: true }) as number) - (db.pragma('freelist_count', { simple: true }) as number)) * (db.pragma('page_size', { simple: true }) as number);
+        return usedBytes(db);
       } finally {
         db.close();
       }
@@ -173,7 +174,7 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
     const failingSeen = new Set<string | undefined>();
     const logBytesPerTick = 2_100;
     await waitUntil(async () => {
-      mostUsed = Math.max(mostUsed, usedBytes());
+      mostUsed = Math.max(mostUsed, storeUsedBytes());
       failingSeen.add(await gauge('pgvigil_store_write_failing'));
       return busy.ticks * logBytesPerTick > 3 * budgetMb * 1_048_576;
     }, 90_000, `${3 * budgetMb} MB of ticks logged`);
@@ -184,14 +185,14 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
     const kept = ticksIn(retentionStore);
     const onDisk = statfsSync(mountPoint);
     console.log(`retention: ${inLog.length} ticks logged (~${Math.round(inLog.length * logBytesPerTick / 1024)} KiB), ${kept.length} kept (${kept[0]}-${kept.at(-1)});` +
-      ` store use at most ${Math.round(mostUsed / 1024)} KiB, now ${Math.round(usedBytes() / 1024)} KiB, budget ${budgetMb * 1024} KiB; tmpfs ${Math.round(onDisk.bavail * onDisk.bsize / 1024)} KiB free`);
+      ` store use at most ${Math.round(mostUsed / 1024)} KiB, now ${Math.round(storeUsedBytes() / 1024)} KiB, budget ${budgetMb * 1024} KiB; tmpfs ${Math.round(onDisk.bavail * onDisk.bsize / 1024)} KiB free`);
     expect(failingSeen.has('0') && !failingSeen.has('1')).toBe(true);
     // Only the excess goes: the ticks kept fill a good part of the budget (the rest is samples and indexes).
     expect(kept.length * logBytesPerTick).toBeGreaterThan(0.2 * budgetMb * 1_048_576);
     expect(kept.length).toBeLessThan(inLog.length);
     // The oldest went first: what is kept is the newest ticks, without a hole.
     expect(kept).toEqual(inLog.slice(inLog.length - kept.length));
-    expect(usedBytes()).toBeLessThanOrEqual(budgetMb * 1_048_576);
+    expect(storeUsedBytes()).toBeLessThanOrEqual(budgetMb * 1_048_576);
     // Between two runs (1 s apart) the store may go over by what a second of ticks adds.
     expect(mostUsed).toBeLessThan(budgetMb * 1_048_576 * 1.5);
     expect(readStoreAt(retentionStore).integrity).toBe('ok');
