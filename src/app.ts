@@ -115,7 +115,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
+      const components: Component[] = [writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();
         started.push(component);

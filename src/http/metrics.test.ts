@@ -9,6 +9,7 @@ import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
 import { Metrics, type MetricsOptions } from './metrics.js';
+import { SELF_REFRESH_MS } from './self-metrics.js';
 
 function setup(options: Partial<MetricsOptions> = {}) {
   const clock = new ManualClock(Date.UTC(2026, 9, 14, 3, 0, 0));
@@ -417,9 +418,9 @@ describe('Metrics of pgvigil itself', () => {
     expect(await metrics.render()).not.toContain('vacuum-held-back');
   });
 
-  it('reads the components stats getters at scrape time', async () => {
+  it('reads the components stats getters in the background each second, and at a scrape that finds them older', async () => {
     const failures = { network: 2 };
-    const { scrape, writer } = setup({
+    const { scrape, writer, clock, metrics } = setup({
       sources: {
         tailers: () => [{ target: 'db1', source: '/var/log/postgresql', linesRead: 120, bytesRead: 9_000, parseFailures: { bad_prefix: 3 }, lagBytes: 512, lagSeconds: null }],
         collectors: () => [{ target: 'db1', collector: 'pg_stat_user_tables', polls: 4, errorsByCode: { '57014': 1 }, lastDurationMs: 250 }],
@@ -448,8 +449,24 @@ describe('Metrics of pgvigil itself', () => {
     expect(got.get('pgvigil_store_write_duration_seconds_count')).toBe(1);
     expect(got.get('pgvigil_notifier_queue_depth{channel="pagerduty"}')).toBe(2);
     expect(got.get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(2);
+    const networkFailures = async (): Promise<number | undefined> => (await scrape()).get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}');
     failures.network = 5;
-    expect((await scrape()).get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(5);
+    // Written less than a refresh ago: the scrape copies it.
+    await clock.advance(SELF_REFRESH_MS - 1);
+    expect(await networkFailures()).toBe(2);
+    // Nobody refreshes it (not started): a scrape finding it 1.5 periods old writes it.
+    await clock.advance(SELF_REFRESH_MS);
+    expect(await networkFailures()).toBe(5);
+    // Started: the refresh writes it each period, and a scrape finds what the last one read.
+    await metrics.start();
+    failures.network = 6;
+    expect(await networkFailures()).toBe(5);
+    await clock.advance(SELF_REFRESH_MS);
+    failures.network = 7;
+    expect(await networkFailures()).toBe(6);
+    await metrics.stop();
+    await clock.advance(SELF_REFRESH_MS);
+    expect(await networkFailures()).toBe(6);
   });
 
   it('exposes the process figures a soak watches: memory, heap, open descriptors and the event loop delay since the last scrape', async () => {

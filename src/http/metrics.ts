@@ -9,17 +9,13 @@
  * - log-derived counters and histograms, fed by the same commits (log-metrics.ts);
  * - pgvigil's own health (self-metrics.ts) and its firing alerts (firing-alerts.ts).
  *
- * Rendered once per change, not once per scrape: the polled samples, the log-derived metrics and
- * the firing alerts change only when a commit or an alert transition arrives, so their bytes are
- * kept until then (or until the oldest series goes stale), and compressed once for gzip scrapes
- * (gzip-parts.ts); only pgvigil's own health, a few dozen series read from live getters, is
- * rendered at each scrape, last in the exposition so the cached bytes are one prefix. At ~14k
- * series (bench/metrics.ts: 3 runs of 30 curl-timed scrapes, shared 2-core machine, load 3-4)
- * a full render costs 18-20 ms of CPU, a cached scrape ~1 ms; a scrape as Prometheus sends it
- * (Accept-Encoding: gzip: 62 KB instead of 1.68 MB) takes 4.5-5.6 ms median (uncompressed
- * 7.2-8.2 ms) against postgres_exporter's 77-85 ms on the same server. A bare node:http server
- * sending the same bytes takes 2.6-3.3 ms there: of the ~2.4 ms that are pgvigil's, ~1.5 ms is
- * the live part rendered through prom-client and its reads (/proc, heap, event loop).
+ * Rendered once per change, not once per scrape: the polled samples, the log-derived metrics,
+ * the firing alerts and pgvigil's figures about them change only when a commit or an alert
+ * transition arrives, so their bytes are kept until then (or until the oldest series goes stale),
+ * and compressed once for gzip scrapes (gzip-parts.ts). pgvigil's own health, a few dozen series
+ * read from live getters, is written each second in the background (self-metrics.ts) and comes
+ * last, so the cached bytes are one prefix; only the event-loop delay window is read as the
+ * scrape leaves. Speed: bench/metrics.ts and docs/reliability.md.
  *
  * Naming: `pg_` for what PostgreSQL reports (postgres_exporter's names where it has one for the
  * same value, without its unit mistakes), `pgvigil_` for pgvigil itself; base units in names,
@@ -33,7 +29,7 @@ import { ALERT_FIRING_METRIC, FiringAlerts } from './firing-alerts.js';
 import { gzipPrefix, gzipWithTail, type GzipPrefix } from './gzip-parts.js';
 import { LatestSamples, type MetricDescription, type RefusalReason } from './latest-samples.js';
 import { LogMetrics } from './log-metrics.js';
-import { registerSelfMetrics, type SelfStatsSources } from './self-metrics.js';
+import { SelfMetrics, type SelfStatsSources } from './self-metrics.js';
 
 export type { MetricDescription } from './latest-samples.js';
 export type { SelfStatsSources, TailerStats, CollectorStats, WriterStats } from './self-metrics.js';
@@ -90,10 +86,16 @@ const WRITE_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5];
 
 export class Metrics {
   readonly contentType = CONTENT_TYPE;
-  /** Read at every scrape: pgvigil's own health, from live getters. */
-  private readonly registry = new Registry();
-  /** Changes only with commits: cached with the polled samples. */
+  /** pgvigil's own health, from live getters: written each second, not per scrape. */
+  private readonly self: SelfMetrics;
+  /** Change only with commits: cached with the polled samples, before them. */
   private readonly logRegistry = new Registry();
+  /**
+   * pgvigil's figures about the exposition and the store's commits; they too change only with
+   * commits, alert transitions and renders: cached, after the alerts (the series gauge counts
+   * what rendering the samples left).
+   */
+  private readonly registry = new Registry();
   private cached: CachedPart | null = null;
   /** Bumped by every change to a cached part; a render begun before a change is not kept. */
   private generation = 0;
@@ -104,6 +106,8 @@ export class Metrics {
   private readonly renders: Counter;
   private readonly observeErrors: Counter;
   private readonly clock: Clock;
+  private refresh: { cancel(): void } | null = null;
+  readonly name = 'metrics';
 
   constructor(options: MetricsOptions) {
     this.clock = options.clock;
@@ -115,7 +119,7 @@ export class Metrics {
       this.logMetrics.knowTarget(name);
       targetInfo.set({ target: name, cluster: cluster ?? name }, 1);
     }
-    registerSelfMetrics(this.registry, options.sources ?? {}, this.clock.nowMs());
+    this.self = new SelfMetrics(options.sources ?? {}, this.clock.nowMs(), this.clock);
     this.storeWrite = new Histogram({ name: 'pgvigil_store_write_duration_seconds', help: 'Duration of store commits (one transaction per batch).', buckets: WRITE_BUCKETS_SECONDS, registers });
     this.renders = new Counter({ name: 'pgvigil_metrics_renders_total', help: 'Renders of the polled and log-derived series: one per change (commit, alert transition, a series going stale), not one per scrape.', registers });
     this.observeErrors = new Counter({ name: 'pgvigil_metrics_event_errors_total', help: 'Stored events the log-derived metrics could not count (details not as their kind promises), by kind.', labelNames: ['kind'], registers });
@@ -140,6 +144,16 @@ export class Metrics {
       descriptions: options.descriptions ?? [],
       reservedNames: this.reservedNames(),
     });
+  }
+
+  /** Keeps pgvigil's own health written in the background, so a scrape only copies bytes (self-metrics.ts). */
+  async start(): Promise<void> {
+    this.refresh ??= this.self.refreshEvery();
+  }
+
+  async stop(): Promise<void> {
+    this.refresh?.cancel();
+    this.refresh = null;
   }
 
   /** Subscribes to the writer's commits: polled samples, log events, and the commit's duration. */
@@ -191,7 +205,7 @@ export class Metrics {
     const cached = await this.cachedPart();
     const prefix = encoding === 'gzip' ? await (cached.gzip ??= gzipPrefix(cached.text)) : null;
     // After the awaits: the live part is read as the response leaves.
-    const own = Buffer.from(withNewline(await this.registry.metrics()), 'utf8');
+    const own = Buffer.from(this.self.render(), 'utf8');
     return prefix === null ? [cached.text, own] : gzipWithTail(prefix, own);
   }
 
@@ -214,7 +228,7 @@ export class Metrics {
     // the samples evicts stale series, which the series gauge, read after this, then counts.
     const parts = [withNewline(await this.logRegistry.metrics())];
     const oldestSeenMs = this.latest.render(nowMs, parts);
-    parts.push(this.firing.render());
+    parts.push(this.firing.render(), withNewline(await this.registry.metrics()));
     const part: CachedPart = {
       text: Buffer.from(parts.join(''), 'utf8'),
       gzip: null,
@@ -225,7 +239,7 @@ export class Metrics {
   }
 
   private reservedNames(): Set<string> {
-    const names = new Set<string>([ALERT_FIRING_METRIC]);
+    const names = new Set<string>([ALERT_FIRING_METRIC, ...this.self.names()]);
     for (const metric of [...this.registry.getMetricsAsArray(), ...this.logRegistry.getMetricsAsArray()]) {
       const name = metric.name;
       for (const suffix of ['', '_bucket', '_sum', '_count']) names.add(name + suffix);

@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { spawnSync } from 'node:child_process';
-import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import type { AnyLogEvent, Sample } from '../../src/domain/index.js';
@@ -23,7 +22,7 @@ import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
 import { StoreWriter } from '../../src/store/store-writer.js';
 import { ManualClock } from '../helpers/manual-clock.js';
-import { registerSelfMetrics } from '../../src/http/self-metrics.js';
+import { SelfMetrics } from '../../src/http/self-metrics.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { itWithTool, toolPath } from '../helpers/tools.js';
 
@@ -156,9 +155,7 @@ describe('forwarding a sidecar store to a central PostgreSQL 18', () => {
     writer.flush();
     await expect(forwarder.forwardOnce()).rejects.toThrow();
     await clock.advance(42_000);
-    const registry = new Registry();
-    registerSelfMetrics(registry, { forward: () => forwarder.stats }, clock.nowMs());
-    const exposition = await registry.metrics();
+    const exposition = new SelfMetrics({ forward: () => forwarder.stats }, clock.nowMs(), clock).render();
     const result = spawnSync(toolPath('promtool'), ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
     expect(`${result.stdout}${result.stderr}`).toBe('');
     expect(exposition).toMatch(/^pgvigil_forward_pending_rows\{stream="events"\} 7$/m);

@@ -166,6 +166,8 @@ describe('secrets never printed, served or written by a whole daemon', () => {
       await waitUntil(() => webhook.bodies.length > 0, 30_000, 'the webhook');
       await waitUntil(async () => /pgvigil_notifier_failures_total\{channel="webhook-2",reason="network"\} [1-9]/.test(await get('/metrics')), 30_000, 'the refusing webhook tried');
       await waitUntil(async () => /^pg_xmin_horizon_holder_age_xids\{.*query="SELECT \? AS pw"/m.test(await get('/metrics')), 30_000, 'the horizon holder polled');
+      // pgvigil's own health is written each second: the page's delivery shows within one.
+      await waitUntil(async () => /pgvigil_notifier_delivered_total\{channel="pagerduty"\} [1-9]/.test(await get('/metrics')), 30_000, 'the page counted as delivered');
       const alerts = JSON.parse((await get('/api/alerts')).slice(4)) as { alerts: Array<{ id: number }> };
       expect(alerts.alerts.length).toBeGreaterThan(0);
       for (const path of ['/metrics', '/api/alerts', `/api/alerts/${alerts.alerts[0]!.id}`, '/api/events', '/api/events?target=main&limit=1000', '/api/series?name=pg_up', '/api/report', '/readyz', '/healthz', '/', '/ui/timeline.js']) {
