@@ -470,24 +470,45 @@ describe('Metrics of pgvigil itself', () => {
   });
 
   it('exposes the process figures a soak watches: memory, heap, open descriptors and the event loop delay since the last scrape', async () => {
-    const { scrape } = setup();
+    const { scrape, clock, metrics } = setup();
+    await metrics.start();
     await scrape();
-    // Block the loop for 150 ms: the delay histogram's next window must show it. Not right after
-    // the scrape: Node's histogram skips the first interval after a reset.
+    // Block the loop for 150 ms: the window the next refresh writes must show it.
     await new Promise((resolve) => setTimeout(resolve, 50));
     const until = performance.now() + 150;
     while (performance.now() < until);
     await new Promise((resolve) => setTimeout(resolve, 30));
+    await clock.advance(SELF_REFRESH_MS);
     const got = await scrape();
+    // The same window until a refresh: a scrape in between repeats it.
+    expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBe(got.get('nodejs_eventloop_lag_max_seconds'));
     expect(got.get('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.15);
     expect(got.get('nodejs_eventloop_lag_p50_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_p99_seconds')!);
     expect(got.get('nodejs_eventloop_lag_p99_seconds')).toBeLessThanOrEqual(got.get('nodejs_eventloop_lag_max_seconds')!);
     // A new window: the block is in the previous one.
     await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.advance(SELF_REFRESH_MS);
     expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBeLessThan(0.15);
+    await metrics.stop();
     expect(got.get('process_open_fds')).toBeGreaterThan(2);
     expect(got.get('nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     expect(got.get('nodejs_heap_size_used_bytes')).toBeLessThanOrEqual(got.get('nodejs_heap_size_total_bytes')!);
     expect(got.get('process_resident_memory_bytes')).toBeGreaterThan(got.get('nodejs_heap_size_used_bytes')!);
+  });
+
+  it('keeps an event loop block in the window until a scrape reports it, however many refreshes pass unscraped', async () => {
+    const { scrape, clock, metrics } = setup();
+    await metrics.start();
+    await scrape();
+    await clock.advance(SELF_REFRESH_MS);
+    const until = performance.now() + 150;
+    while (performance.now() < until);
+    // Three refreshes, each with ticks of its own after the block.
+    for (let refresh = 0; refresh < 3; refresh++) {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      await clock.advance(SELF_REFRESH_MS);
+    }
+    expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.15);
+    await metrics.stop();
   });
 });

@@ -14,8 +14,8 @@
  * transition arrives, so their bytes are kept until then (or until the oldest series goes stale),
  * and compressed once for gzip scrapes (gzip-parts.ts). pgvigil's own health, a few dozen series
  * read from live getters, is written each second in the background (self-metrics.ts) and comes
- * last, so the cached bytes are one prefix; only the event-loop delay window is read as the
- * scrape leaves. Speed: bench/metrics.ts and docs/reliability.md.
+ * last, so the cached bytes are one prefix and a scrape renders nothing. Speed: bench/metrics.ts
+ * and docs/reliability.md.
  *
  * Naming: `pg_` for what PostgreSQL reports (postgres_exporter's names where it has one for the
  * same value, without its unit mistakes), `pgvigil_` for pgvigil itself; base units in names,
@@ -205,7 +205,7 @@ export class Metrics {
     const cached = await this.cachedPart();
     const prefix = encoding === 'gzip' ? await (cached.gzip ??= gzipPrefix(cached.text)) : null;
     // After the awaits: the live part is read as the response leaves.
-    const own = Buffer.from(this.self.render(), 'utf8');
+    const own = this.self.render();
     return prefix === null ? [cached.text, own] : gzipWithTail(prefix, own);
   }
 

@@ -10,7 +10,7 @@
  * (bench/metrics.ts).
  */
 import { readdirSync, statSync } from 'node:fs';
-import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { createHistogram } from 'node:perf_hooks';
 import { getHeapStatistics, type HeapInfo } from 'node:v8';
 import type { Clock } from '../domain/index.js';
 import type { ForwardStats } from '../forward/forwarder.js';
@@ -88,24 +88,22 @@ export const SELF_REFRESH_MS = 1000;
  *
  * Written each second, not at each scrape: every read and line here costs ten to fifty times
  * more on a scrape arriving after seconds of idleness than in a warm loop (~0.8 ms in all on the
- * bench machine, against ~1 ms for the whole rest of the scrape), and values a second old are
- * what a 15 s scrape interval cannot tell apart. The event-loop delay is the exception: its
- * window runs from one scrape to the next, and is read as the scrape leaves.
+ * bench machine, the event-loop percentiles 0.2 ms of it, against ~1 ms for the whole rest of the
+ * scrape), and values a second old are what a 15 s scrape interval cannot tell apart.
  */
 export class SelfMetrics {
   private readonly families: readonly HeadedFamily[];
-  private readonly lagFamilies: readonly HeadedFamily[];
-  private text: string | null = null;
+  private readonly loop = eventLoopDelays();
+  private text: Buffer | null = null;
   private writtenAtMs = 0;
 
   constructor(sources: SelfStatsSources, startedMs: number, private readonly clock: Clock) {
-    this.families = [...pgvigilFamilies(sources), ...processFamilies(startedMs)].map(headed);
-    this.lagFamilies = eventLoopFamilies().map(headed);
+    this.families = [...pgvigilFamilies(sources), ...processFamilies(startedMs, this.loop)].map(headed);
   }
 
   /** The names it writes, so no polled sample can take one. */
   names(): string[] {
-    return [...this.families, ...this.lagFamilies].map((f) => f.name);
+    return this.families.map((f) => f.name);
   }
 
   /** Writes the health every SELF_REFRESH_MS until cancelled. */
@@ -114,14 +112,16 @@ export class SelfMetrics {
   }
 
   refresh(): void {
-    this.text = familiesText(this.families);
+    this.loop.refresh();
+    this.text = Buffer.from(familiesText(this.families), 'utf8');
     this.writtenAtMs = this.clock.monotonicMs();
   }
 
-  /** The health as last written (written now when it is too old), then the delay window since the last scrape. */
-  render(): string {
+  /** The health as last written (written now when it is too old), for a scrape. */
+  render(): Buffer {
     if (this.text === null || this.clock.monotonicMs() - this.writtenAtMs > SELF_REFRESH_MS * 1.5) this.refresh();
-    return this.text + familiesText(this.lagFamilies);
+    this.loop.markReported();
+    return this.text!;
   }
 }
 
@@ -207,9 +207,13 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
  * collectDefaultMetrics itself, whose nodejs_active_*_total gauges fail promtool's lint. The
  * ones a soak watches for a leak: resident memory, heap, open descriptors, event-loop lag.
  */
-function processFamilies(startedMs: number): Family[] {
+function processFamilies(startedMs: number, loop: EventLoopDelays): Family[] {
   const startSeconds = Math.round(startedMs / 1000);
   let heap: HeapInfo | null = null;
+  const lag = (name: string, what: string, read: () => number): Family => ({
+    name, type: 'gauge', labelNames: [], read: () => one(read()),
+    help: `${what} event loop delay in seconds since the previous scrape (to within pgvigil's 1 s refresh; a 10 ms timer's period included, as prom-client measures it).`,
+  });
   return [
     { name: 'process_start_time_seconds', type: 'gauge', help: 'Start time of the process since unix epoch in seconds.', labelNames: [], read: () => one(startSeconds) },
     { name: 'process_resident_memory_bytes', type: 'gauge', help: 'Resident memory size in bytes.', labelNames: [], read: () => one(process.memoryUsage.rss()) },
@@ -225,23 +229,9 @@ function processFamilies(startedMs: number): Family[] {
     // /proc it makes each time; read once per scrape, by the first of the two.
     { name: 'nodejs_heap_size_used_bytes', type: 'gauge', help: 'Process heap size used from Node.js in bytes.', labelNames: [], read: () => one((heap = getHeapStatistics()).used_heap_size) },
     { name: 'nodejs_heap_size_total_bytes', type: 'gauge', help: 'Process heap size from Node.js in bytes.', labelNames: [], read: () => one(heap?.total_heap_size) },
-  ];
-}
-
-function eventLoopFamilies(): Family[] {
-  // One window per scrape: the first lag family read (they are read in this order) takes it. A
-  // scrape less than one timer tick after the last finds no sample, and repeats the last window;
-  // before the first tick there is no delay to tell (0, as prom-client says), and the series are
-  // there from the first scrape on.
-  const delays = eventLoopDelays();
-  let window: LagWindow = { p50: 0, p99: 0, max: 0 };
-  const lag = (name: string, what: string, read: () => number | null): Family => ({
-    name, type: 'gauge', help: `${what} event loop delay in seconds since the previous scrape (a 10 ms timer's period included, as prom-client measures it).`, labelNames: [], read: () => one(read()),
-  });
-  return [
-    lag('nodejs_eventloop_lag_p50_seconds', 'The median', () => (window = takeWindow(delays) ?? window).p50),
-    lag('nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the', () => window.p99),
-    lag('nodejs_eventloop_lag_max_seconds', 'The maximum', () => window.max),
+    lag('nodejs_eventloop_lag_p50_seconds', 'The median', () => loop.figures.p50),
+    lag('nodejs_eventloop_lag_p99_seconds', 'The 99th percentile of the', () => loop.figures.p99),
+    lag('nodejs_eventloop_lag_max_seconds', 'The maximum', () => loop.figures.max),
   ];
 }
 
@@ -262,34 +252,59 @@ function openFileDescriptors(): number | null {
 
 interface LagWindow { p50: number; p99: number; max: number }
 
-/**
- * One event-loop delay histogram per process (the loop is the process's), started with the first
- * registry and never stopped: the loop it watches lasts as long. Not monitorEventLoopDelay: its
- * histogram spans 1 ns to 2^63 ns at 3 digits (hundreds of KB of counts), and clearing them at
- * every scrape took 1.8 ms of a curl-timed scrape here, more than the rest of pgvigil's own
- * part. Two significant digits (1%) up to an hour fit in 37 KB. The same measure as
- * monitorEventLoopDelay and prom-client: the time between ticks of a 10 ms timer, period included.
- */
-let eventLoopHistogram: RecordableHistogram | null = null;
-
 const LOOP_TICK_MS = 10;
 const HOUR_NS = 3_600e9;
 
-function eventLoopDelays(): RecordableHistogram {
-  if (eventLoopHistogram === null) {
-    const histogram = createHistogram({ highest: HOUR_NS, figures: 2 });
-    histogram.recordDelta();
-    setInterval(() => histogram.recordDelta(), LOOP_TICK_MS).unref();
-    eventLoopHistogram = histogram;
+/**
+ * The event-loop delay, one per process (the loop is the process's), started with the first
+ * SelfMetrics and never stopped: the loop it watches lasts as long. The same measure as
+ * monitorEventLoopDelay and prom-client: the time between ticks of a 10 ms timer, period
+ * included. Not monitorEventLoopDelay itself: its histogram spans 1 ns to 2^63 ns at 3 digits
+ * (hundreds of KB of counts), and clearing them at every scrape took 1.8 ms of one here; two
+ * significant digits (1%) up to an hour fit in 37 KB.
+ *
+ * Two histograms, so a scrape reads figures the refresh made and no tick is lost or counted
+ * twice: the ticks since the last refresh, and the window a scrape reports, which each refresh
+ * adds them to and which starts over at the first refresh after a scrape took it. A scrape's
+ * window so runs from the refresh before the previous scrape to the refresh before it.
+ */
+class EventLoopDelays {
+  private readonly sinceRefresh = createHistogram({ highest: HOUR_NS, figures: 2 });
+  private readonly window = createHistogram({ highest: HOUR_NS, figures: 2 });
+  private reported = false;
+  /** Before the first tick there is no delay to tell: 0, as prom-client says. */
+  figures: LagWindow = { p50: 0, p99: 0, max: 0 };
+
+  constructor() {
+    let lastMs = performance.now();
+    setInterval(() => {
+      const nowMs = performance.now();
+      this.sinceRefresh.record(Math.max(1, Math.round((nowMs - lastMs) * 1e6)));
+      lastMs = nowMs;
+    }, LOOP_TICK_MS).unref();
   }
-  return eventLoopHistogram;
+
+  refresh(): void {
+    if (this.reported) {
+      this.window.reset();
+      this.reported = false;
+    }
+    this.window.add(this.sinceRefresh);
+    this.sinceRefresh.reset();
+    // A window without a tick (refreshed twice within one) keeps the figures it had.
+    if (this.window.count > 0) this.figures = { p50: this.window.percentile(50) / 1e9, p99: this.window.percentile(99) / 1e9, max: this.window.max / 1e9 };
+  }
+
+  /** A scrape reported the figures: the next refresh starts a new window. */
+  markReported(): void {
+    this.reported = true;
+  }
 }
 
-/** The window since the last take, then a new one (as prom-client's collector at each scrape); null while it has no sample. */
-function takeWindow(h: RecordableHistogram): LagWindow | null {
-  const window = h.count > 0 ? { p50: h.percentile(50) / 1e9, p99: h.percentile(99) / 1e9, max: h.max / 1e9 } : null;
-  h.reset();
-  return window;
+let eventLoop: EventLoopDelays | null = null;
+
+function eventLoopDelays(): EventLoopDelays {
+  return (eventLoop ??= new EventLoopDelays());
 }
 
 /** Adapts one target's PollScheduler.stats (per collector name) to CollectorStats. */

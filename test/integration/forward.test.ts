@@ -155,7 +155,7 @@ describe('forwarding a sidecar store to a central PostgreSQL 18', () => {
     writer.flush();
     await expect(forwarder.forwardOnce()).rejects.toThrow();
     await clock.advance(42_000);
-    const exposition = new SelfMetrics({ forward: () => forwarder.stats }, clock.nowMs(), clock).render();
+    const exposition = new SelfMetrics({ forward: () => forwarder.stats }, clock.nowMs(), clock).render().toString();
     const result = spawnSync(toolPath('promtool'), ['check', 'metrics'], { input: exposition, encoding: 'utf8' });
     expect(`${result.stdout}${result.stderr}`).toBe('');
     expect(exposition).toMatch(/^pgvigil_forward_pending_rows\{stream="events"\} 7$/m);
