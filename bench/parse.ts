@@ -70,7 +70,8 @@ function say(msg: string): void {
 function pgbadgerProgram(name: string, file: string, outDir: string): Program {
   return {
     name, file, bytes: statSync(file).size,
-    command: [PGBADGER, ['-j', '1', '-q', '-f', 'stderr', '--prefix', CORPUS_PREFIX, '-o', path.join(outDir, `${name}.html`), file]],
+    // Its own pid directory: pgBadger exits 3 while another pgBadger's pid file is in /tmp.
+    command: [PGBADGER, ['-j', '1', '-q', '-f', 'stderr', '--prefix', CORPUS_PREFIX, '--pid-dir', outDir, '-o', path.join(outDir, `${name}.html`), file]],
   };
 }
 

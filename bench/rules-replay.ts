@@ -45,7 +45,7 @@ async function runRulesReplayBench(): Promise<void> {
       ['analyze --rules', [process.execPath, [PGVIGIL_BIN, ...analyze, '--rules', file]]],
     ];
     if (existsSync(PGBADGER)) {
-      programs.push(['pgbadger -j 1', [PGBADGER, ['-j', '1', '-q', '-f', 'stderr', '--prefix', GENERATED_STDERR_PREFIX, '-o', path.join(dir, 'out.html'), file]]]);
+      programs.push(['pgbadger -j 1', [PGBADGER, ['-j', '1', '-q', '-f', 'stderr', '--prefix', GENERATED_STDERR_PREFIX, '--pid-dir', dir, '-o', path.join(dir, 'out.html'), file]]]);
     } else {
       say(`pgBadger not compared: no ${PGBADGER} (apt-get install pgbadger)`);
     }
