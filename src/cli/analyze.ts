@@ -143,9 +143,11 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
       reports.push(report);
       const parser = new SourceParser(settings, log);
       parser.openFile(file);
+      // A variable, not a look-up in firstLines for every line of the file.
+      let firstLine: string | null = null;
       try {
         const read = await readLines(file, (line) => {
-          if (!firstLines.has(file) && line.text.trim() !== '') firstLines.set(file, line.text);
+          if (firstLine === null && line.text.trim() !== '') firstLine = line.text;
           handle(parser.push(line));
         }, drain);
         handle(parser.flush());
@@ -157,6 +159,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         report.error = (err as Error).message;
         io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
+      if (firstLine !== null) firstLines.set(file, firstLine);
       await drain();
       if (parser.language !== null) io.stderr.write(languageNote(file, parser.language));
       report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;

@@ -23,13 +23,20 @@ const BODY = new ReportBody(analyzeLineParser);
 // and every `"` before it is retried to the end of the line: quadratic time.
 const HEADER = /^automatic analyze of table "(.+?)"(?: system usage: (.*))?$/s;
 
+/** Every field of a report, unread: each report starts as a copy (a clone, as autovacuum.ts's UNREAD, not an Object.assign per report). */
+const UNREAD: AutoanalyzeDetails = Object.assign(emptyUsage(), { database: '', schema: '', table: '', unknown_lines: [] });
+
 export function classifyAutoanalyze(entry: LogEntry, message: string): Classification | null {
   const first = firstLine(message);
   const header = HEADER.exec(first);
   const qualifiedName = header?.[1];
   const name = qualifiedName === undefined ? null : splitQualifiedName(qualifiedName);
   if (!header || !name || qualifiedName === undefined) return null;
-  const details: AutoanalyzeDetails = Object.assign(emptyUsage(), { database: name.database, schema: name.schema, table: name.table, unknown_lines: [] });
+  const details = { ...UNREAD };
+  details.database = name.database;
+  details.schema = name.schema;
+  details.table = name.table;
+  details.unknown_lines = [];
   // PG 13: the usage is on the header line.
   if (header[2] !== undefined && !parseRusage(header[2], details)) details.unknown_lines.push(first);
   BODY.read(message, qualifiedName, details, details.unknown_lines);
