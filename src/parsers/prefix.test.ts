@@ -53,6 +53,15 @@ const CASES: Array<{ name: string; prefix: string; line: string; want: Fields | 
     },
   },
   {
+    name: '%q: a background process whose message has an "@" and a line word further on is not read as a session',
+    prefix: '%m [%p] %q%u@%d ',
+    line: '2026-10-14 03:12:46.001 UTC [18940] LOG:  archive command failed, mail sent to ops@example.com LOG:  see the archiver',
+    want: {
+      timestamp: '2026-10-14 03:12:46.001 UTC', pid: '18940', word: 'LOG',
+      rest: 'archive command failed, mail sent to ops@example.com LOG:  see the archiver',
+    },
+  },
+  {
     name: '[unknown] user and database before authentication',
     prefix: '%m [%p] %q%u@%d ',
     line: '2026-10-14 06:05:00.001 UTC [60400] [unknown]@[unknown] LOG:  connection received: host=10.1.2.3 port=53312',

@@ -7,7 +7,7 @@
  * - escapes that need a client connection (%a %u %d %r %h %i) print nothing in background
  *   processes, so their patterns accept the empty string;
  * - %q ends the prefix in processes without a connection: everything after it is one optional
- *   group;
+ *   group, tried without first;
  * - padding (%-10u, %10p) pads with spaces to the width and never truncates;
  * - an unknown escape prints nothing; a prefix ending in "%", "%-" or "%10" stops there.
  * Free-text values use bounded lazy patterns, so a line that almost matches (or is 100 MB long)
@@ -157,7 +157,11 @@ export function compilePrefix(prefix: string, lineWords?: readonly string[]): Co
     else source += value;
     previousLiteral = '';
   }
-  if (optionalOpen) source += ')?';
+  // Lazy: tried without the group first. A background process prints nothing after %q, and a
+  // greedy group would take its message for a session's fields when the message holds an "@" and,
+  // further on, a line word ("... to ops@example.com LOG:  ..."). A session's line cannot match
+  // without the group: its user@db stands where the line word would have to be.
+  if (optionalOpen) source += ')??';
   groupCount++;
   groups.word = groupCount;
   source += lineWords === undefined ? `(${LINE_WORDS_PATTERN}):  ` : `(${alternation(lineWords)})`;
