@@ -496,6 +496,19 @@ describe('Metrics of pgvigil itself', () => {
     expect(got.get('process_resident_memory_bytes')).toBeGreaterThan(got.get('nodejs_heap_size_used_bytes')!);
   });
 
+  it('survives a stats getter that throws in the background refresh, and the scrape that finds the health stale answers the error', async () => {
+    let broken = false;
+    const { clock, metrics } = setup({ sources: { writer: () => { if (broken) throw new Error('writer stats unavailable'); return { failing: false, committedRows: 1, backlogRows: 0 }; } } });
+    await metrics.start();
+    await metrics.render();
+    broken = true;
+    await clock.advance(2 * SELF_REFRESH_MS);
+    await expect(metrics.render()).rejects.toThrow('writer stats unavailable');
+    broken = false;
+    expect(await metrics.render()).toContain('pgvigil_store_rows_written_total 1\n');
+    await metrics.stop();
+  });
+
   it('keeps an event loop block in the window until a scrape reports it, however many refreshes pass unscraped', async () => {
     const { scrape, clock, metrics } = setup();
     await metrics.start();

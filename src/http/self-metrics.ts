@@ -106,9 +106,19 @@ export class SelfMetrics {
     return this.families.map((f) => f.name);
   }
 
-  /** Writes the health every SELF_REFRESH_MS until cancelled. */
+  /**
+   * Writes the health every SELF_REFRESH_MS until cancelled. A getter that throws must not kill
+   * the daemon from a timer: the text stays as it was, and the next scrape, finding it stale,
+   * writes it in its own request and answers the error there (500, logged by the HTTP app).
+   */
   refreshEvery(): { cancel(): void } {
-    return this.clock.setInterval(() => this.refresh(), SELF_REFRESH_MS);
+    return this.clock.setInterval(() => {
+      try {
+        this.refresh();
+      } catch {
+        // Left to the next scrape, as above.
+      }
+    }, SELF_REFRESH_MS);
   }
 
   refresh(): void {
