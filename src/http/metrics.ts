@@ -204,7 +204,7 @@ export class Metrics {
   async renderChunks(encoding: MetricsEncoding = 'identity'): Promise<Buffer[]> {
     const cached = await this.cachedPart();
     const prefix = encoding === 'gzip' ? await (cached.gzip ??= gzipPrefix(cached.text)) : null;
-    // After the awaits: the live part is read as the response leaves.
+    // pgvigil's own health as the background refresh last wrote it (self-metrics.ts).
     const own = this.self.render();
     return prefix === null ? [cached.text, own] : gzipWithTail(prefix, own);
   }
