@@ -1,20 +1,22 @@
 /**
- * `pgvigil analyze -j N`: parses log files on N worker threads and hands their events to the
- * caller in file order, exactly as one pipeline per file would return them (same events, line
- * numbers, counts and examples).
+ * `pgvigil analyze -j N`: parses log files on N threads and hands their events to the caller in
+ * file order, exactly as one pipeline per file would return them (same events, line numbers,
+ * counts and examples).
  *
  * A plain file is cut into ranges at entry starts (split-points.ts); a gzip file is one range
  * (gzip cannot be read from the middle), so several .gz files parse in parallel, one .gz does
- * not. Workers take ranges in order; the merge reads the oldest range's batches as they come,
- * numbers its lines after the ranges before it, and skips ranges that a range read through
- * because its boundary did not hold (range-parser.ts).
+ * not. Parsers take ranges in order: N worker threads, or, when only a summary is made, this
+ * thread and N - 1 workers. The merge reads the oldest range's batches as they come, numbers
+ * its lines after the ranges before it, and skips ranges that a range read through because its
+ * boundary did not hold (range-parser.ts).
  *
- * Owns: planning ranges, the worker pool, the in-order merge. Never: parsing (the workers do) or
- * what is done with the events (the caller).
+ * Owns: planning ranges, the pool of parsers, the in-order merge. Never: parsing (range-worker.ts
+ * does) or what is done with the events (the caller).
  */
 import { promises as fsp } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
+import type { GenericRun } from '../report/analyze-summary.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
 import type { PipelineStats } from '../parsers/log-pipeline.js';
 import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
@@ -24,7 +26,7 @@ import type { ParserLog, ParserSettings } from '../sources/source-parser.js';
 import { readFileHead, type HeadOrError } from './file-head.js';
 import { forEachDecoded } from './generic-columns.js';
 import type { RangeResult } from './range-parser.js';
-import type { FromWorker, RangeTask, WorkerSetup } from './range-worker.js';
+import { Credits, RANGE_WORKER_ROLE, runTask, type FromWorker, type RangeTask, type WorkerSetup } from './range-worker.js';
 import { creditBatches, rangeBytesFor } from './range-bytes.js';
 import { entryStartTest, rangeStarts } from './split-points.js';
 
@@ -33,7 +35,7 @@ export interface ParallelOptions {
   jobs: number;
   /** Bytes per range of a plain file (tests make it tiny so boundaries fall everywhere); default rangeBytesFor. */
   rangeBytes?: number;
-  /** The caller only summarizes (analyze-summary.ts): generic events come without their text. */
+  /** The caller only summarizes (analyze-summary.ts): generic events come as runs to `onGenericRun`. */
   summaryOnly?: boolean;
 }
 
@@ -64,23 +66,28 @@ interface PlannedRange {
   skipped: boolean;
   messages: FromWorker[];
   wake: (() => void) | null;
-  worker: Worker | null;
+  runner: RangeRunner | null;
 }
 
-/**
- * Parses `files` in this order on `options.jobs` workers; `onEvent` gets every event in file
- * order (with `summaryOnly`, a generic event is valid only during the call), and `afterBatch`
- * is awaited after each batch (back-pressure).
- */
+/** Where the events go, in file order. */
+export interface ParsedEventSink {
+  onEvent: (event: AnyLogEvent) => void;
+  /** With `summaryOnly`, the generic events instead of onEvent (the run is valid only during the call). */
+  onGenericRun?: (run: GenericRun) => void;
+  /** Awaited after each batch (back-pressure). */
+  afterBatch: () => Promise<void> | void;
+}
+
+/** Parses `files` in this order on `options.jobs` workers, giving `sink` their events in file order. */
 export async function parseFilesInParallel(
   files: readonly string[],
   heads: ReadonlyMap<string, HeadOrError>,
   settings: ParserSettings,
   options: ParallelOptions,
-  onEvent: (event: AnyLogEvent) => void,
-  afterBatch: () => Promise<void> | void,
+  sink: ParsedEventSink,
   log: ParserLog,
 ): Promise<ParsedFile[]> {
+  if (options.summaryOnly && !sink.onGenericRun) throw new Error('parseFilesInParallel: summaryOnly needs onGenericRun');
   const parsed: ParsedFile[] = [];
   const ranges: PlannedRange[] = [];
   for (const path of files) {
@@ -96,9 +103,9 @@ export async function parseFilesInParallel(
     }
   }
   const widest = Math.max(0, ...ranges.map((r) => r.rangeBytes));
-  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), ranges, { creditBatches: creditBatches(widest) });
+  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), options.summaryOnly === true, ranges, { role: RANGE_WORKER_ROLE, creditBatches: creditBatches(widest) });
   try {
-    await mergeInOrder(ranges, pool, onEvent, afterBatch);
+    await mergeInOrder(ranges, pool, sink);
   } finally {
     await pool.close();
   }
@@ -112,7 +119,7 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   Object.assign(file, { firstLine: head.firstLine, format, language: head.translation?.language ?? null });
   const pipeline = { target: settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
   const range = (index: number, rangeBytes: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly'>): PlannedRange => ({
-    file, index, rangeBytes, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, worker: null,
+    file, index, rangeBytes, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, runner: null,
   });
   // An envelope's lines are not the server's: where one of its entries starts is its own matter.
   const isEntryStart = format.envelope === undefined ? entryStartTest(format) : null;
@@ -124,19 +131,60 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   return starts.map((start, i) => range(i, rangeBytes, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
 }
 
+/** Where a range is parsed: a worker thread, or this thread (ThreadRunner). */
+interface RangeRunner {
+  run(task: RangeTask): void;
+  /** The merge read one of the current range's batches. */
+  ack(): void;
+  close(): Promise<void>;
+}
+
+/** A worker thread; its messages go to `received`. */
+function workerRunner(setup: WorkerSetup, received: (runner: RangeRunner, message: FromWorker) => void, fail: (err: Error) => void): RangeRunner {
+  const worker = startWorker(setup);
+  const runner: RangeRunner = {
+    run: (task) => worker.postMessage(task),
+    ack: () => worker.postMessage({ type: 'ack' }),
+    close: async () => {
+      await worker.terminate();
+    },
+  };
+  worker.on('message', (message: FromWorker) => received(runner, message));
+  worker.on('error', fail);
+  return runner;
+}
+
+/**
+ * This thread as one of the parsers. When only a summary is made, the merge has almost nothing
+ * to do, and a worker spends its first ~0.3 s starting: this thread parses the first range at
+ * once and shares the rest, so `-j N` starts N - 1 workers. Its reads are the points at which the
+ * merge and the workers' messages get their turn.
+ */
+function threadRunner(setup: WorkerSetup, received: (runner: RangeRunner, message: FromWorker) => void, fail: (err: Error) => void): RangeRunner {
+  const credits = new Credits(setup.creditBatches);
+  const runner: RangeRunner = {
+    run: (task) => {
+      runTask(task, credits, (message) => received(runner, message)).catch(fail);
+    },
+    ack: () => credits.give(),
+    close: async () => undefined,
+  };
+  return runner;
+}
+
 class WorkerPool {
-  private readonly workers: Worker[] = [];
+  private readonly runners: RangeRunner[] = [];
   private next = 0;
   private failure: Error | null = null;
 
-  constructor(size: number, private readonly ranges: PlannedRange[], setup: WorkerSetup) {
+  /** @param inThread one of the `size` parsers is this thread */
+  constructor(size: number, inThread: boolean, private readonly ranges: PlannedRange[], setup: WorkerSetup) {
+    const received = (runner: RangeRunner, message: FromWorker): void => this.received(runner, message);
+    const fail = (err: Error): void => this.fail(err);
     for (let i = 0; i < size; i++) {
-      const worker = startWorker(setup);
-      worker.on('message', (message: FromWorker) => this.received(worker, message));
-      worker.on('error', (err) => this.fail(err));
-      this.workers.push(worker);
-      this.assign(worker);
+      this.runners.push(inThread && i === 0 ? threadRunner(setup, received, fail) : workerRunner(setup, received, fail));
     }
+    for (const runner of this.runners) this.assign(runner);
   }
 
   /** Throws the error a worker died of, if any. */
@@ -145,27 +193,27 @@ class WorkerPool {
   }
 
   ack(range: PlannedRange): void {
-    range.worker?.postMessage({ type: 'ack' });
+    range.runner?.ack();
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    await Promise.all(this.runners.map((r) => r.close()));
   }
 
-  private assign(worker: Worker): void {
+  private assign(runner: RangeRunner): void {
     while (this.next < this.ranges.length && this.ranges[this.next]!.skipped) this.next++;
     const range = this.ranges[this.next];
     if (!range) return;
-    range.worker = worker;
-    worker.postMessage({ ...range.task, id: this.next });
+    range.runner = runner;
+    runner.run({ ...range.task, id: this.next });
     this.next++;
   }
 
-  private received(worker: Worker, message: FromWorker): void {
+  private received(runner: RangeRunner, message: FromWorker): void {
     const range = this.ranges[message.id]!;
-    if (range.skipped && message.type !== 'done') worker.postMessage({ type: 'ack' });
+    if (range.skipped && message.type !== 'done') runner.ack();
     else range.messages.push(message);
-    if (message.type === 'done') this.assign(worker);
+    if (message.type === 'done') this.assign(runner);
     const wake = range.wake;
     range.wake = null;
     wake?.();
@@ -205,7 +253,7 @@ async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromW
   }
 }
 
-async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvent: (event: AnyLogEvent) => void, afterBatch: () => Promise<void> | void): Promise<void> {
+async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, sink: ParsedEventSink): Promise<void> {
   for (let r = 0; r < ranges.length; r++) {
     const range = ranges[r]!;
     if (range.skipped) continue;
@@ -216,11 +264,11 @@ async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, onEvent: (
       if (message.type !== 'done') {
         const each = (event: AnyLogEvent): void => {
           if (event.source) renumber(event.source, lineBase);
-          onEvent(event);
+          sink.onEvent(event);
         };
         if (message.type === 'events') message.events.forEach(each);
-        else forEachDecoded(message.columns, each);
-        await afterBatch();
+        else forEachDecoded(message.columns, each, sink.onGenericRun!);
+        await sink.afterBatch();
         pool.ack(range);
         continue;
       }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHUNK_BYTES } from '../sources/offline-reader.js';
-import { DEFAULT_RANGE_BYTES, MAX_SUMMARY_RANGE_BYTES, creditBatches, rangeBytesFor } from './range-bytes.js';
+import { BATCH_BYTES, DEFAULT_RANGE_BYTES, MAX_SUMMARY_RANGE_BYTES, creditBatches, rangeBytesFor } from './range-bytes.js';
 
 const MB = 1024 * 1024;
 
@@ -16,7 +15,7 @@ describe('range sizes of analyze -j N', () => {
 
   it('lets a worker post a whole range and more before the merge reads it, never fewer batches than a default range needs', () => {
     for (const rangeBytes of [997, DEFAULT_RANGE_BYTES, 5 * MB, MAX_SUMMARY_RANGE_BYTES]) {
-      expect(creditBatches(rangeBytes) * CHUNK_BYTES).toBeGreaterThan(Math.max(rangeBytes, DEFAULT_RANGE_BYTES));
+      expect(creditBatches(rangeBytes) * BATCH_BYTES).toBeGreaterThan(Math.max(rangeBytes, DEFAULT_RANGE_BYTES));
     }
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
- * gzip), parses it with range-parser.ts, and posts its events in batches of one input chunk. At
+ * gzip), parses it with range-parser.ts, and posts its events in batches of BATCH_BYTES of input. At
  * most `creditBatches` (given by the pool, range-bytes.ts) wait unread in the main thread: a worker
  * ahead of the merge waits, so memory stays bounded whatever the file.
  *
@@ -16,13 +16,18 @@ import { Translator } from '../parsers/lang/translator.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
-import { encodeColumns, transferablesOf, type ColumnBatch } from './generic-columns.js';
+import { BATCH_BYTES } from './range-bytes.js';
+import { ColumnBatchBuilder, transferablesOf, type ColumnBatch } from './generic-columns.js';
 import { RangeParser, type RangeResult } from './range-parser.js';
 
 /** What the pool tells a worker when it starts it. */
 export interface WorkerSetup {
+  /** Marks a thread started as a range worker: this module may be loaded in other threads too. */
+  role: typeof RANGE_WORKER_ROLE;
   creditBatches: number;
 }
+
+export const RANGE_WORKER_ROLE = 'pgvigil-range-worker';
 
 export interface RangeTask {
   type: 'task';
@@ -85,7 +90,8 @@ function shippedTranslator({ language, majors }: LogTranslation): Translator {
   return translator;
 }
 
-class Credits {
+/** Batches a range's parser may still post before the merge has read one. */
+export class Credits {
   private waiter: (() => void) | null = null;
 
   constructor(private available: number) {}
@@ -111,11 +117,45 @@ class Credits {
   }
 }
 
-async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker, transfer?: ArrayBuffer[]) => void): Promise<void> {
+/** Events of a batch: whole, or folded into columns when only a summary is made. */
+interface BatchOf {
+  push(event: AnyLogEvent): void;
+  readonly size: number;
+  /** The message that posts the batch, with what it may move instead of copy; the batch starts over. */
+  take(id: number): [FromWorker, ArrayBuffer[]];
+}
+
+function eventsBatch(): BatchOf {
+  let events: AnyLogEvent[] = [];
+  return {
+    push: (event) => events.push(event),
+    get size() { return events.length; },
+    take: (id) => {
+      const message: FromWorker = { type: 'events', id, events };
+      events = [];
+      return [message, []];
+    },
+  };
+}
+
+function columnsBatch(): BatchOf {
+  const builder = new ColumnBatchBuilder();
+  return {
+    push: (event) => builder.push(event),
+    get size() { return builder.size; },
+    take: (id) => {
+      const columns = builder.take();
+      return [{ type: 'columns', id, columns }, transferablesOf(columns)];
+    },
+  };
+}
+
+/** Parses one range, posting its batches and then its result; in a worker, or in the main thread (parallel-parse.ts). */
+export async function runTask(task: RangeTask, credits: Credits, post: (message: FromWorker, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const options = { ...task.pipeline, translator: task.translation && shippedTranslator(task.translation) };
   const parser = new RangeParser(() => createLogPipeline(options), task.ends);
   const splitter = new LineSplitter({ startOffset: task.start, startLine: 1 });
-  let batch: AnyLogEvent[] = [];
+  const batch = task.summaryOnly ? columnsBatch() : eventsBatch();
   let overLongSeen = 0;
   const onLine = (line: Parameters<RangeParser['push']>[0]): void => {
     if (parser.result) return;
@@ -125,38 +165,37 @@ async function runTask(task: RangeTask, credits: Credits, post: (message: FromWo
     for (let i = 0; i < events.length; i++) batch.push(events[i]!);
   };
   const send = async (): Promise<void> => {
-    if (batch.length === 0) return;
+    if (batch.size === 0) return;
     await credits.take();
-    if (task.summaryOnly) {
-      const columns = encodeColumns(batch);
-      post({ type: 'columns', id: task.id, columns }, transferablesOf(columns));
-    } else {
-      post({ type: 'events', id: task.id, events: batch });
-    }
-    batch = [];
+    post(...batch.take(task.id));
   };
   let bytes = 0;
+  let unsent = 0;
   let error: string | null = null;
   try {
     const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start, task.ends[0]!);
     for await (const chunk of chunks) {
       bytes += chunk.length;
+      unsent += chunk.length;
       splitter.push(chunk, onLine);
-      await send();
       if (parser.result) break;
+      if (unsent >= BATCH_BYTES) {
+        await send();
+        unsent = 0;
+      }
     }
     if (!parser.result) splitter.end(onLine);
   } catch (err) {
     // As a single-threaded run: what was read before the failure (a truncated .gz) is kept.
     error = (err as Error).message;
   }
-  if (!parser.result) batch.push(...parser.finish(splitter.stats.overLongLines));
+  if (!parser.result) for (const event of parser.finish(splitter.stats.overLongLines)) batch.push(event);
   await send();
   post({ type: 'done', id: task.id, result: parser.result!, bytes, error });
 }
 
 const port = parentPort;
-if (port) {
+if (port && (workerData as WorkerSetup | undefined)?.role === RANGE_WORKER_ROLE) {
   const credits = new Credits((workerData as WorkerSetup).creditBatches);
   let queue = Promise.resolve();
   port.on('message', (message: ToWorker) => {

@@ -120,7 +120,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
       const summaryOnly = !options.events && !options.db && !options.rules && redactLevel === 'off';
-      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, handleEvent, drain, log);
+      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, { onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run), afterBatch: drain }, log);
       for (const file of parsed) {
         const report: AnalyzeFileReport = {
           path: file.path, format: file.format ? inputFormatName(file.format.format, file.format.envelope) : null, prefix: file.format?.prefix ?? null,

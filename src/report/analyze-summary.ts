@@ -57,6 +57,19 @@ export interface Ranked {
   count: number;
 }
 
+/**
+ * Consecutive generic events of one minute, level and SQLSTATE: all the summary reads of them.
+ * `analyze -j N` workers send generic events this way (generic-columns.ts), most of a log in a
+ * few runs per minute.
+ */
+export interface GenericRun {
+  level: LogLevel;
+  sqlstate: string | null;
+  count: number;
+  minTsMs: number;
+  maxTsMs: number;
+}
+
 /** The errors_by_sqlstate key of errors logged without a SQLSTATE (a stderr log_line_prefix without %e). */
 export const NO_SQLSTATE = '(none)';
 
@@ -129,10 +142,10 @@ class Counter {
   constructor(maxKeys: number) {
     this.counts = new CappedMap(maxKeys);
   }
-  add(key: string): void {
+  add(key: string, n = 1): void {
     const entry = this.counts.get(key, () => ({ n: 0 }));
-    if (entry) entry.n++;
-    else this.counts.otherCount++;
+    if (entry) entry.n += n;
+    else this.counts.otherCount += n;
   }
   top(n: number): Ranked[] {
     const ranked = [...this.counts.map].map(([key, { n: count }]) => ({ key, count }));
@@ -145,6 +158,11 @@ class Counter {
 }
 
 const MINUTE_MS = 60_000;
+
+/** Start of the minute an event is counted in (busiest_minutes); a GenericRun stays within one. */
+export function minuteStartMs(tsMs: number): number {
+  return Math.floor(tsMs / MINUTE_MS) * MINUTE_MS;
+}
 
 function isErrorLevel(level: LogLevel): boolean {
   return level === 'ERROR' || level === 'FATAL' || level === 'PANIC';
@@ -205,19 +223,40 @@ export class AnalyzeSummaryBuilder {
   add(event: AnyLogEvent): void {
     this.events++;
     // Generic LOG events are most of a busy log: counted apart, without a keyed store each.
-    if (event.kind === 'generic') this.genericEvents++;
+    const generic = event.kind === 'generic';
+    if (generic) this.genericEvents++;
     else this.byKind[event.kind]++;
-    if (event.level === 'LOG') {
-      if (this.logEvents++ === 0) this.byLevel.LOG = 0; // keeps the level's place in the key order
+    const error = this.countLevel(event.level, event.sqlstate, 1);
+    this.spanTime(event.tsMs, event.tsMs);
+    this.countMinute(event.tsMs, 1, generic ? 0 : 1, error);
+    if (!generic) this.addKind(event);
+  }
+
+  /** Adds `run.count` generic events at once, exactly as adding them one by one. */
+  addGenericRun(run: GenericRun): void {
+    this.events += run.count;
+    this.genericEvents += run.count;
+    const error = this.countLevel(run.level, run.sqlstate, run.count);
+    this.spanTime(run.minTsMs, run.maxTsMs);
+    this.countMinute(run.minTsMs, run.count, 0, error);
+  }
+
+  /** Counts `n` events of a level (and their SQLSTATE if errors); true for an error level. */
+  private countLevel(level: LogLevel, sqlstate: string | null, n: number): boolean {
+    if (level === 'LOG') {
+      if (this.logEvents === 0) this.byLevel.LOG = 0; // keeps the level's place in the key order
+      this.logEvents += n;
     } else {
-      this.byLevel[event.level] = (this.byLevel[event.level] ?? 0) + 1;
+      this.byLevel[level] = (this.byLevel[level] ?? 0) + n;
     }
-    const error = isErrorLevel(event.level);
-    if (error) this.sqlstates.add(event.sqlstate ?? NO_SQLSTATE);
-    if (this.firstTsMs === null || event.tsMs < this.firstTsMs) this.firstTsMs = event.tsMs;
-    if (this.lastTsMs === null || event.tsMs > this.lastTsMs) this.lastTsMs = event.tsMs;
-    this.countMinute(event, error);
-    if (event.kind !== 'generic') this.addKind(event);
+    const error = isErrorLevel(level);
+    if (error) this.sqlstates.add(sqlstate ?? NO_SQLSTATE, n);
+    return error;
+  }
+
+  private spanTime(minTsMs: number, maxTsMs: number): void {
+    if (this.firstTsMs === null || minTsMs < this.firstTsMs) this.firstTsMs = minTsMs;
+    if (this.lastTsMs === null || maxTsMs > this.lastTsMs) this.lastTsMs = maxTsMs;
   }
 
   private addKind(event: AnyLogEvent): void {
@@ -313,19 +352,20 @@ export class AnalyzeSummaryBuilder {
     stats.max_elapsed_s = maxOf(stats.max_elapsed_s, d.elapsed_s);
   }
 
-  private countMinute(event: AnyLogEvent, error: boolean): void {
+  /** Counts `n` events of the minute of `tsMs`, `notable` of them not generic. */
+  private countMinute(tsMs: number, n: number, notable: number, error: boolean): void {
     // Most events fall in the same minute as the one before: skip the division and the lookup.
     let stats = this.lastMinute;
-    if (stats === null || event.tsMs < this.lastMinuteMs || event.tsMs >= this.lastMinuteMs + MINUTE_MS) {
-      stats = this.minuteOf(event.tsMs);
+    if (stats === null || tsMs < this.lastMinuteMs || tsMs >= this.lastMinuteMs + MINUTE_MS) {
+      stats = this.minuteOf(tsMs);
     }
-    stats.events++;
-    if (event.kind !== 'generic') stats.notable++;
-    if (error) stats.errors++;
+    stats.events += n;
+    stats.notable += notable;
+    if (error) stats.errors += n;
   }
 
   private minuteOf(tsMs: number): MinuteStats {
-    const minuteMs = Math.floor(tsMs / MINUTE_MS) * MINUTE_MS;
+    const minuteMs = minuteStartMs(tsMs);
     let stats = this.openMinutes.get(minuteMs);
     if (!stats) {
       stats = { minute: new Date(minuteMs).toISOString(), events: 0, notable: 0, errors: 0 };

@@ -46,9 +46,10 @@ describe('golden fixtures parsed in tiny ranges on 2 workers', () => {
     }
     for (const group of groups.values()) {
       const events = new Map<string, AnyLogEvent[]>(group.map((c) => [c.file, []]));
-      const files = await parseFilesInParallel(group.map((c) => c.file), new Map(), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, (event) => {
-        events.get(event.source.file)!.push(event);
-      }, () => undefined, silentLogger());
+      const files = await parseFilesInParallel(group.map((c) => c.file), new Map(), group[0]!.settings, { jobs: 2, rangeBytes: TINY_RANGE_BYTES }, {
+        onEvent: (event) => events.get(event.source.file)!.push(event),
+        afterBatch: () => undefined,
+      }, silentLogger());
       for (const file of files) parallel.set(file.path, { file, events: events.get(file.path)! });
     }
   }, 600_000);
