@@ -192,8 +192,9 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     summary: result,
     ...(alerts && { alerts }),
   };
-  const summaryOut = options.events ? io.stderr : io.stdout;
-  summaryOut.write(options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report));
+  const summaryText = options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report);
+  if (options.events) io.stderr.write(summaryText);
+  else output.write(summaryText);
   await output.drain();
   // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
@@ -268,23 +269,42 @@ async function closeStore({ db, writer }: { db: Db; writer: StoreWriter }): Prom
   return lost > 0 ? `${lost} events could not be stored: committing to the store failed (disk full or not writable?)` : null;
 }
 
-/** Collects the output of one input chunk into one write and waits for 'drain' so a slow pipe bounds memory. */
+/**
+ * Collects the output of one input chunk into one write and waits for 'drain' so a slow pipe
+ * bounds memory. Once the stream failed (its reader went away, as `| head` does, or a full disk:
+ * main.ts tells which), later output is dropped and the analysis goes on, so the store and the
+ * summary on stderr still get everything.
+ */
 class BufferedOutput {
   private parts: string[] = [];
   private chars = 0;
-  constructor(private readonly stream: Writable) {}
+  private failure: Error | null = null;
+
+  constructor(private readonly stream: Writable) {
+    stream.on('error', (err: Error) => {
+      this.failure ??= err;
+    });
+  }
 
   write(text: string): void {
+    if (this.failure) return;
     this.parts.push(text);
     this.chars += text.length;
   }
 
   async drain(): Promise<void> {
     if (this.chars === 0) return;
-    const ok = this.stream.write(this.parts.join(''));
+    const text = this.parts.join('');
     this.parts = [];
     this.chars = 0;
-    if (!ok) await new Promise<void>((resolve) => this.stream.once('drain', resolve));
+    if (this.failure || this.stream.write(text)) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        for (const event of ['drain', 'error', 'close']) this.stream.off(event, done);
+        resolve();
+      };
+      for (const event of ['drain', 'error', 'close']) this.stream.once(event, done);
+    });
   }
 }
 

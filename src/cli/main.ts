@@ -89,12 +89,31 @@ export async function buildCli(argv: readonly string[], setExitCode: (code: numb
   return program;
 }
 
+/** Set when writing stdout failed other than by its reader going away (guardStdout). */
+let stdoutFailed = false;
+let stdoutGuarded = false;
+
+/**
+ * A reader of stdout that goes away (`pgvigil report ... | head`) ends the output, not the
+ * command with a stack trace; any other failure to write it is said on stderr and fails the run.
+ */
+function guardStdout(): void {
+  if (stdoutGuarded) return;
+  stdoutGuarded = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') return;
+    if (!stdoutFailed) process.stderr.write(`pgvigil: writing to stdout failed: ${err.message}\n`);
+    stdoutFailed = true;
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   let exitCode: number = EXIT.OK;
+  guardStdout();
   try {
     const program = await buildCli(argv, (code) => { exitCode = code; });
     await program.parseAsync(argv, { from: 'user' });
-    return exitCode;
+    return stdoutFailed && exitCode === EXIT.OK ? EXIT.FAILURE : exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
       // --help and --version end here with exit code 0; usage errors with 1, which we make 2.

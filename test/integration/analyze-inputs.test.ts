@@ -3,8 +3,9 @@
  * on stdin, a directory, a quoted glob pgvigil expands itself, an envelope format, and a file it
  * cannot read, with real exit codes. `npm test` builds dist/ first.
  */
+import Database from 'better-sqlite3';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/exit-codes.js';
@@ -12,6 +13,7 @@ import { suiteTempDir } from '../helpers/temp-dir.js';
 
 const COMPRESSED = resolve('test/fixtures/compressed');
 const FORMATS = resolve('test/fixtures/formats');
+const MIXED = resolve('test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
 
 function analyze(args: string[], input?: Buffer): { code: number | null; stdout: string; stderr: string } {
   const result = spawnSync(process.execPath, ['bin/pgvigil.js', 'analyze', ...args], { input, encoding: 'utf8', timeout: 60_000 });
@@ -70,5 +72,26 @@ describe('pgvigil analyze inputs', () => {
     expect(stderr).toMatch(/--format stderr\|csvlog\|jsonlog\|joined\|cnpg\|cloud-logging\|logplex/);
     expect(stderr).toContain('--prefix');
     expect(stdout).not.toBe('');
+  });
+  it('stops writing, not working, when the reader of its output goes away, and says when the disk is full', () => {
+    // 330 KB of events against a 64 KB pipe: `head` is gone long before the last write.
+    const db = join(dir, 'piped.db');
+    const script = 'set -o pipefail; "$0" bin/pgvigil.js analyze --events --db "$1" "$2" | head -c 100 > /dev/null';
+    const piped = spawnSync('bash', ['-c', script, process.execPath, db, MIXED], { encoding: 'utf8', timeout: 60_000 });
+    expect(piped.stderr).not.toMatch(/EPIPE|Error:|\n {4}at /);
+    expect(piped.status).toBe(EXIT.OK);
+    expect(piped.stderr).toContain('671 entries, 671 events');
+    const store = new Database(db, { readonly: true });
+    expect(store.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 671 });
+    store.close();
+
+    const full = openSync('/dev/full', 'w');
+    try {
+      const result = spawnSync(process.execPath, ['bin/pgvigil.js', 'analyze', '--json', MIXED], { stdio: ['ignore', full, 'pipe'], encoding: 'utf8', timeout: 60_000 });
+      expect(result.stderr).toContain('pgvigil: writing to stdout failed: ENOSPC');
+      expect(result.status).toBe(EXIT.FAILURE);
+    } finally {
+      closeSync(full);
+    }
   });
 });
