@@ -15,11 +15,10 @@ interface CentralFlags {
 const DSN_HELP = 'the central database: a libpq URL or keyword=value pairs (env PGVIGIL_FORWARD_POSTGRES_DSN; password from PGPASSWORD or PGPASSFILE)';
 
 export function centralCommand(setExitCode: (code: number) => void): Command {
-  const central = new Command('central').description('create, upgrade and prune the central PostgreSQL store that sidecars forward to').exitOverride();
+  const central = new Command('central').description('create, upgrade and prune the central PostgreSQL store that sidecars forward to');
   central.command('migrate')
     .description('create or upgrade the pgvigil schema in the central database and its partitions ahead')
     .option('--dsn <conninfo>', DSN_HELP)
-    .exitOverride()
     .action(async (flags: CentralFlags) => {
       setExitCode(await withCentral(flags, 'migrate', async (client) => {
         const { migrateCentral } = await import('../central/migrate-central.js');
@@ -32,7 +31,6 @@ export function centralCommand(setExitCode: (code: number) => void): Command {
     .description('drop the daily partitions (events, alerts, transitions, samples) older than a retention age')
     .option('--dsn <conninfo>', DSN_HELP)
     .requiredOption('--older-than <age>', 'drop whole days older than this, such as 30d')
-    .exitOverride()
     .action(async (flags: CentralFlags & { olderThan: string }) => {
       const cutoffMs = parseReportTime(flags.olderThan, Date.now());
       if (cutoffMs === null || !/^\d/.test(flags.olderThan)) {
@@ -52,7 +50,6 @@ export function centralCommand(setExitCode: (code: number) => void): Command {
     .option('--dsn <conninfo>', DSN_HELP)
     .option('--db <file>', 'SQLite store (env PGVIGIL_DB)', process.env.PGVIGIL_DB ?? './pgvigil.db')
     .option('--batch-rows <n>', 'rows per stream per batch', '5000')
-    .exitOverride()
     .action(async (flags: CentralFlags & { db: string; batchRows: string }) => {
       const batchRows = Number(flags.batchRows);
       if (!Number.isInteger(batchRows) || batchRows < 1) {

@@ -57,6 +57,16 @@ async function configFrom(flags: ConfigFlags) {
   return loadConfig({ file: flags.config ?? null, flags: overrides });
 }
 
+/**
+ * An added command does not inherit the program's exitOverride (only `.command()` children do):
+ * without it a usage error of `analyze` or `report` exits 1, not 2, through commander's own exit.
+ */
+function withExitOverride(command: Command): Command {
+  command.exitOverride();
+  for (const sub of command.commands) withExitOverride(sub);
+  return command;
+}
+
 /** The CLI for `argv` (the arguments after `pgvigil`), with the command modules it needs. */
 export async function buildCli(argv: readonly string[], setExitCode: (code: number) => void): Promise<Command> {
   const program = new Command('pgvigil')
@@ -84,7 +94,7 @@ export async function buildCli(argv: readonly string[], setExitCode: (code: numb
     },
   );
 
-  for (const factory of await commandFactories(argv)) program.addCommand(factory(setExitCode));
+  for (const factory of await commandFactories(argv)) program.addCommand(withExitOverride(factory(setExitCode)));
 
   return program;
 }

@@ -18,8 +18,6 @@ export function rulesCommand(setExitCode: (code: number) => void): Command {
     .description('list every rule: what it detects, what it needs (log settings, collectors), its thresholds and defaults')
     .option('-c, --config <file>', 'show the thresholds and disabled rules of this config file (env PGVIGIL_CONFIG)')
     .option('--json', 'print the list as one JSON document')
-    // An added command does not inherit the program's exitOverride: without it a usage error exits 1, not 2.
-    .exitOverride()
     .action(async (flags: RulesFlags) => {
       const file = flags.config ?? process.env.PGVIGIL_CONFIG;
       // Loaded when the command runs, as main.ts does for the others: every rule, the config schema.

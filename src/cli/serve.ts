@@ -26,7 +26,6 @@ export function serveCommand(setExitCode: (code: number) => void): Command {
     .option('--cluster <name>', 'only the targets of this cluster (central store)')
     .option('--target <name>', 'only this target (central store)')
     .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']))
-    .exitOverride()
     .action(async (flags: ServeFlags) => {
       setExitCode(await runServe(flags));
     });

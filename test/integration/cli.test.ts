@@ -59,9 +59,10 @@ describe('pgvigil CLI', () => {
     expect(pgvigil(['check', '--config', config]).stdout).toMatch(/^WARN\s+listen\s+0\.0\.0\.0:\d+ is reachable from other hosts and the API has no token \(http\.allow_unauthenticated\)/m);
   });
 
-  it('exits 2 on an unknown flag or subcommand and 0 on --help', () => {
-    expect(pgvigil(['run', '--bogus']).code).toBe(EXIT.USAGE);
-    expect(pgvigil(['frobnicate']).code).toBe(EXIT.USAGE);
+  it('exits 2 on an unknown flag or subcommand, or a missing argument, of every command, and 0 on --help', () => {
+    for (const args of [['run', '--bogus'], ['frobnicate'], ['analyze'], ['analyze', '--jobs', '0', 'x.log'], ['report', '--bogus'], ['rules', '--bogus'], ['serve', '--bogus'], ['demo', '--bogus'], ['central', 'migrate', '--bogus']]) {
+      expect({ args, code: pgvigil(args).code }).toEqual({ args, code: EXIT.USAGE });
+    }
     const help = pgvigil(['run', '--help']);
     expect(help.code).toBe(EXIT.OK);
     expect(help.stdout).toContain('--listen <host:port>');
