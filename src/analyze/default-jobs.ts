@@ -1,13 +1,14 @@
 /**
- * How many workers `pgvigil analyze` starts without `-j`: the number of cores, at most 8, when the
- * input is large enough to repay starting them; 1 otherwise, and the main thread parses.
+ * How many threads `pgvigil analyze` parses on without `-j`: the number of cores, at most 8, when
+ * the input is large enough to repay starting workers; 1 otherwise, and the main thread parses.
  *
- * Measured on a shared 2-core machine (December 2026, 4-16 MB ranges, --json): a worker costs
- * ~0.25 s of CPU to start and ~0.4 s more while V8 warms the parser up, and the columns it posts
- * cost the merge ~2 ms per MB. -j 2 took 1.7-1.9x the wall time of -j 1 on 16, 64 and 256 MB of
- * plain text, and 1.8x on two 16 MB .gz files: -j 1 reads ~7 ms per MB of CPU, -j 2 ~10 ms per
- * MB on two threads, so on an idle machine the workers win back their start only past a few
- * hundred MB, and never when the machine is busy. An explicit `-j N` still starts N workers.
+ * Measured on a shared 2-core machine (December 2026, the bench's mixed log, --json, so the main
+ * thread parses beside one worker): -j 2 took 1.45x the wall time of -j 1 on 64 MB, 1.2x on
+ * 256 MB (bench: -j 2 / -j 1 0.83x, 0.80-0.94), and about the same on 1 GiB. A worker spends
+ * ~0.3 s starting and warming V8 up, and one -j 1 run already keeps ~1.3 cores busy (GC helper
+ * threads, reads, the kernel): two -j 1 runs on the two halves of 256 MB took 1.4-1.9 s each,
+ * against 1.05-1.25 s alone. So the workers win back their start only on large inputs, and never
+ * when the machine is busy. An explicit `-j N` is always obeyed.
  */
 import { promises as fsp } from 'node:fs';
 import os from 'node:os';
