@@ -27,7 +27,7 @@ import { readFileHead, type HeadOrError } from './file-head.js';
 import { forEachDecoded } from './generic-columns.js';
 import type { RangeResult } from './range-parser.js';
 import { Credits, RANGE_WORKER_ROLE, runTask, type FromWorker, type RangeTask, type WorkerSetup } from './range-worker.js';
-import { creditBatches, rangeBytesFor } from './range-bytes.js';
+import { batchBytesFor, creditBatches, rangeBytesFor } from './range-bytes.js';
 import { entryStartTest, rangeStarts } from './split-points.js';
 
 
@@ -103,7 +103,7 @@ export async function parseFilesInParallel(
     }
   }
   const widest = Math.max(0, ...ranges.map((r) => r.rangeBytes));
-  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), options.summaryOnly === true, ranges, { role: RANGE_WORKER_ROLE, creditBatches: creditBatches(widest) });
+  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), options.summaryOnly === true, ranges, { role: RANGE_WORKER_ROLE, creditBatches: creditBatches(widest, batchBytesFor(options.summaryOnly === true)) });
   try {
     await mergeInOrder(ranges, pool, sink);
   } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_BYTES, DEFAULT_RANGE_BYTES, MAX_SUMMARY_RANGE_BYTES, creditBatches, rangeBytesFor } from './range-bytes.js';
+import { batchBytesFor, DEFAULT_RANGE_BYTES, MAX_SUMMARY_RANGE_BYTES, creditBatches, rangeBytesFor } from './range-bytes.js';
 
 const MB = 1024 * 1024;
 
@@ -14,8 +14,11 @@ describe('range sizes of analyze -j N', () => {
   });
 
   it('lets a worker post a whole range and more before the merge reads it, never fewer batches than a default range needs', () => {
-    for (const rangeBytes of [997, DEFAULT_RANGE_BYTES, 5 * MB, MAX_SUMMARY_RANGE_BYTES]) {
-      expect(creditBatches(rangeBytes) * BATCH_BYTES).toBeGreaterThan(Math.max(rangeBytes, DEFAULT_RANGE_BYTES));
+    for (const summaryOnly of [true, false]) {
+      const batchBytes = batchBytesFor(summaryOnly);
+      for (const rangeBytes of [997, DEFAULT_RANGE_BYTES, 5 * MB, MAX_SUMMARY_RANGE_BYTES]) {
+        expect(creditBatches(rangeBytes, batchBytes) * batchBytes).toBeGreaterThan(Math.max(rangeBytes, DEFAULT_RANGE_BYTES));
+      }
     }
   });
 });

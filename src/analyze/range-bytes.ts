@@ -2,6 +2,7 @@
  * Size of the ranges a plain file is cut into for `analyze -j N`, and how many batches a worker
  * may have waiting for the in-order merge.
  */
+import { CHUNK_BYTES } from '../sources/offline-reader.js';
 
 /**
  * Ranges whose events go out whole (--events, --db, --rules, --redact): small enough that a
@@ -24,16 +25,20 @@ export function rangeBytesFor(fileBytes: number, jobs: number, summaryOnly: bool
 }
 
 /**
- * Input bytes whose events a worker posts as one batch. A message costs its two threads ~0.1 ms
- * whatever it holds; one per 64 KB chunk was 0.4 s of a 256 MB log's 4 s of CPU at -j 2.
+ * Input bytes whose events a worker posts as one batch. A summary's batch is a few runs and a
+ * message costs its two threads ~0.1 ms whatever it holds: one per 64 KB chunk was 0.4 s of a
+ * 256 MB log's 4 s of CPU at -j 2. Whole events are cloned into the message: batches of 1 MB
+ * made --events -j 2 on 64 MB take 5.6 s and 340 MB instead of 4.0 s and 176 MB per chunk.
  */
-export const BATCH_BYTES = 1024 * 1024;
+export function batchBytesFor(summaryOnly: boolean): number {
+  return summaryOnly ? 1024 * 1024 : CHUNK_BYTES;
+}
 
 /**
- * Batches (one per BATCH_BYTES of input) a worker may post before the merge reads them: a whole range and a
- * little, since the merge reads ranges in order, so a worker on the next range must be able to
- * finish it while the merge still reads the current one, or the workers take turns.
+ * Batches a worker may post before the merge reads them: a whole range and a little, since the
+ * merge reads ranges in order, so a worker on the next range must be able to finish it while
+ * the merge still reads the current one, or the workers take turns.
  */
-export function creditBatches(rangeBytes: number): number {
-  return Math.ceil((Math.max(rangeBytes, DEFAULT_RANGE_BYTES) * 1.25) / BATCH_BYTES);
+export function creditBatches(rangeBytes: number, batchBytes: number): number {
+  return Math.ceil((Math.max(rangeBytes, DEFAULT_RANGE_BYTES) * 1.25) / batchBytes);
 }

@@ -1,6 +1,6 @@
 /**
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
- * gzip), parses it with range-parser.ts, and posts its events in batches of BATCH_BYTES of input. At
+ * gzip), parses it with range-parser.ts, and posts its events in batches (range-bytes.ts). At
  * most `creditBatches` (given by the pool, range-bytes.ts) wait unread in the main thread: a worker
  * ahead of the merge waits, so memory stays bounded whatever the file.
  *
@@ -16,7 +16,7 @@ import { Translator } from '../parsers/lang/translator.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
-import { BATCH_BYTES } from './range-bytes.js';
+import { batchBytesFor } from './range-bytes.js';
 import { ColumnBatchBuilder, transferablesOf, type ColumnBatch } from './generic-columns.js';
 import { RangeParser, type RangeResult } from './range-parser.js';
 
@@ -169,6 +169,7 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
     await credits.take();
     post(...batch.take(task.id));
   };
+  const batchBytes = batchBytesFor(task.summaryOnly);
   let bytes = 0;
   let unsent = 0;
   let error: string | null = null;
@@ -179,7 +180,7 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
       unsent += chunk.length;
       splitter.push(chunk, onLine);
       if (parser.result) break;
-      if (unsent >= BATCH_BYTES) {
+      if (unsent >= batchBytes) {
         await send();
         unsent = 0;
       }
