@@ -13,6 +13,8 @@ const write = (name: string, bytes: Buffer | string): string => {
 };
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+const SUMMARY = { wholeEvents: false };
+
 describe('defaultJobs', () => {
   /** A sparse file of `bytes`: only its size is read. */
   const sized = (name: string, bytes: number): string => {
@@ -30,18 +32,22 @@ describe('defaultJobs', () => {
   it('is 1 below MIN_PARALLEL_BYTES of input, the cores (at most 8) from there on', async () => {
     const small = write('small.log', 'x\n');
     const big = sized('big.log', MIN_PARALLEL_BYTES);
-    expect(await defaultJobs([small], 4)).toBe(1);
-    expect(await defaultJobs([sized('almost.log', MIN_PARALLEL_BYTES - 1)], 4)).toBe(1);
-    expect(await defaultJobs([small, big], 4)).toBe(4);
-    expect(await defaultJobs([big], 16)).toBe(8);
-    expect(await defaultJobs([big], 1)).toBe(1);
+    expect(await defaultJobs([small], SUMMARY, 4)).toBe(1);
+    expect(await defaultJobs([sized('almost.log', MIN_PARALLEL_BYTES - 1)], SUMMARY, 4)).toBe(1);
+    expect(await defaultJobs([small, big], SUMMARY, 4)).toBe(4);
+    expect(await defaultJobs([big], SUMMARY, 16)).toBe(8);
+    expect(await defaultJobs([big], SUMMARY, 1)).toBe(1);
+  });
+
+  it('is 1 whatever the input when every event is taken whole (--events, --db, --rules, --redact)', async () => {
+    expect(await defaultJobs([sized('huge.log', 4 * MIN_PARALLEL_BYTES)], { wholeEvents: true }, 8)).toBe(1);
   });
 
   it('counts a .gz file by the size its trailer gives, and needs two of them: one is read by one worker', async () => {
     const half = MIN_PARALLEL_BYTES / 2;
-    expect(await defaultJobs([gzipOf('a.log.gz', half), gzipOf('b.log.gz', half)], 4)).toBe(4);
-    expect(await defaultJobs([gzipOf('c.log.gz', half), gzipOf('d.log.gz', half - 1)], 4)).toBe(1);
-    expect(await defaultJobs([gzipOf('e.log.gz', 2 ** 32 - 1)], 4)).toBe(1);
+    expect(await defaultJobs([gzipOf('a.log.gz', half), gzipOf('b.log.gz', half)], SUMMARY, 4)).toBe(4);
+    expect(await defaultJobs([gzipOf('c.log.gz', half), gzipOf('d.log.gz', half - 1)], SUMMARY, 4)).toBe(1);
+    expect(await defaultJobs([gzipOf('e.log.gz', 2 ** 32 - 1)], SUMMARY, 4)).toBe(1);
   });
 });
 

@@ -1,6 +1,10 @@
 /**
- * How many threads `pgvigil analyze` parses on without `-j`: the number of cores, at most 8, when
- * the input is large enough to repay starting workers; 1 otherwise, and the main thread parses.
+ * How many threads `pgvigil analyze` parses on without `-j` when only the summary is printed: the
+ * number of cores, at most 8, when the input is large enough to repay starting workers; 1
+ * otherwise, and the main thread parses. Always 1 with whole events (--events, --db, --rules,
+ * --redact): the main thread spends more taking an event from a worker (a structured clone) than
+ * parsing it. 256 MB of the bench's mixed log, -j 1 against -j 2: --events 10.4 s and
+ * 114 MB of peak RSS against 14.2 s and 306 MB; --db 21 s and 173 MB against 20 s and 334 MB.
  *
  * Measured on a shared 2-core machine (December 2026, the bench's mixed log, --json, so the main
  * thread parses beside one worker): -j 2 took 1.45x the wall time of -j 1 on 64 MB, 1.2x on
@@ -55,9 +59,10 @@ async function gzipPlainBytes(file: string): Promise<number> {
   }
 }
 
-export async function defaultJobs(files: readonly string[], cores = os.availableParallelism()): Promise<number> {
+/** @param mode.wholeEvents the caller takes every event whole (--events, --db, --rules, --redact), not only a summary */
+export async function defaultJobs(files: readonly string[], mode: { wholeEvents: boolean }, cores = os.availableParallelism()): Promise<number> {
   const jobs = Math.min(cores, MAX_DEFAULT_JOBS);
-  if (jobs < 2) return 1;
+  if (jobs < 2 || mode.wholeEvents) return 1;
   let bytes = 0;
   // What workers can share: a plain file's ranges, a whole .gz file.
   let pieces = 0;

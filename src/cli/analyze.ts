@@ -113,13 +113,13 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
 
   try {
-    const jobs = !(await workersCanRead(files)) ? 1 : options.jobs ?? await defaultJobs(files);
+    const summaryOnly = !options.events && !options.db && !options.rules && redactLevel === 'off';
+    const jobs = !(await workersCanRead(files)) ? 1 : options.jobs ?? await defaultJobs(files, { wholeEvents: !summaryOnly });
     // Read once: the order of several files, and the format and language each worker is given.
     const heads = await readFileHeads(files.length > 1 || jobs > 1 ? files : [], settings, log);
     const ordered = orderByFirstTimestamp(files, heads);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const summaryOnly = !options.events && !options.db && !options.rules && redactLevel === 'off';
       const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, { onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run), afterBatch: drain }, log);
       for (const file of parsed) {
         const report: AnalyzeFileReport = {
@@ -327,7 +327,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
-    .option('-j, --jobs <n>', 'worker threads parsing in parallel (default: the number of cores, at most 8, from 1 GiB of input; 1 below; a .gz file is read by one)', positiveInteger)
+    .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
       setExitCode(await runAnalyze(files, flags));
