@@ -20,6 +20,8 @@ interface ReportFlags {
   json?: boolean;
   format?: ReportFormat;
   output?: string;
+  /** --from or --to was given: the window is never moved (defaultWindowOf). */
+  windowGiven?: boolean;
 }
 
 export const REPORT_FORMATS = ['text', 'json', 'md', 'html'] as const;
@@ -49,8 +51,9 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
     .addOption(new Option('--format <format>', 'text, json, md (Markdown) or html (one self-contained file with charts)').choices(REPORT_FORMATS))
     .option('--json', 'same as --format json')
     .option('-o, --output <file>', 'write the report to this file instead of standard output')
-    .action(async (flags: ReportFlags) => {
-      setExitCode(await runReport(flags, Date.now()));
+    .action(async (flags: ReportFlags, command: Command) => {
+      const windowGiven = command.getOptionValueSource('from') !== 'default' || command.getOptionValueSource('to') !== 'default';
+      setExitCode(await runReport({ ...flags, windowGiven }, Date.now()));
     });
 }
 
@@ -81,12 +84,27 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
     return EXIT.FAILURE;
   }
   try {
-    const report = storedIncidentReport(new StoreQueries(db), { fromMs, toMs, target: flags.target ?? null });
+    const queries = new StoreQueries(db);
+    const window = flags.windowGiven ? { fromMs, toMs } : defaultWindowOf(queries.newestDataMs(), { fromMs, toMs });
+    if (window.toMs !== toMs) {
+      process.stderr.write(`pgvigil report: nothing in the last ${flags.from}; the store's newest data is from ${new Date(window.toMs).toISOString()}, so this is the ${flags.from} up to it (--from and --to choose another window)\n`);
+    }
+    const report = storedIncidentReport(queries, { ...window, target: flags.target ?? null });
     const rendered = renderIncidentReport(report, flags.format ?? (flags.json ? 'json' : 'text'));
     return writeReport(rendered, flags.output);
   } finally {
     db.close();
   }
+}
+
+/**
+ * The window of a report asked for without --from and --to: the default one (the last 24 h), or,
+ * when the store's data ends before it (a store `pgvigil analyze --db` made of an old log), a
+ * window as long ending at the newest data, so the review is not empty.
+ */
+export function defaultWindowOf(newestMs: number | null, window: { fromMs: number; toMs: number }): { fromMs: number; toMs: number } {
+  if (newestMs === null || newestMs >= window.fromMs) return window;
+  return { fromMs: newestMs - (window.toMs - window.fromMs), toMs: newestMs };
 }
 
 /** To standard output, or to the -o file. */

@@ -117,6 +117,16 @@ export class StoreQueries implements StoreReads {
     };
   }
 
+  /**
+   * Time of the newest event or sample (a sample's to the series' seen_ms step); null when the
+   * store holds neither. Both read an index's last entry.
+   */
+  newestDataMs(): number | null {
+    const row = this.db.prepare('SELECT (SELECT max(ts_ms) FROM events) AS events, (SELECT max(seen_ms) FROM series) AS series').get() as { events: number | null; series: number | null };
+    const known = [row.events, row.series].filter((ms): ms is number => ms !== null);
+    return known.length === 0 ? null : Math.max(...known);
+  }
+
   /** Newest first. */
   events(query: EventQuery): StoredEventView[] {
     const { where, params } = conditions([

@@ -147,4 +147,20 @@ describe('pgvigil report', () => {
     expect(parseReportTime('2026-11-30T10:00:00Z', now)).toBe(Date.UTC(2026, 10, 30, 10));
     expect(parseReportTime('soon', now)).toBeNull();
   });
+  it('without --from and --to, reviews the last day of a store analyze made of an old log, and says so', () => {
+    // The log ends at 2026-11-30T07:13:55.988Z, more than a day before any run of this test.
+    const file = tempStore();
+    const log = path.resolve('test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
+    expect(spawnSync(process.execPath, ['bin/pgvigil.js', 'analyze', '--rules', '--db', file, log], { encoding: 'utf8', timeout: 60_000 }).status).toBe(EXIT.OK);
+
+    const moved = pgvigil(['report', '--db', file]);
+    expect(moved.code).toBe(EXIT.OK);
+    expect(moved.stderr).toContain("nothing in the last 24h; the store's newest data is from 2026-11-30T07:13:55.988Z, so this is the 24h up to it");
+    expect(moved.stdout).toContain('pgvigil report: 2026-11-29T07:13:55.988Z to 2026-11-30T07:13:55.988Z');
+    expect(moved.stdout).toMatch(/Timeline \([1-9]\d* entries\)/);
+
+    const asked = pgvigil(['report', '--db', file, '--from', '24h']);
+    expect(asked.stderr).toBe('');
+    expect(asked.stdout).toContain('Timeline (0 entries)');
+  });
 });
