@@ -1,7 +1,8 @@
 /**
  * Log parsing and ingest speed, as ratios measured in the same run:
  * - `pgvigil analyze --json` on the mixed corpus, -j 1 and -j 2, vs pgBadger -j 1 and vs a bare
- *   Node loop, with peak RSS;
+ *   Node loop, with peak RSS; beside them pgvigil's line reader and prefix regex alone, and two
+ *   `-j 1` runs at once on the two halves (what a second thread can give on this machine);
  * - the same on an autovacuum/autoanalyze-only corpus vs pgBadger;
  * - stderr, csvlog and jsonlog of the same events (a slice of the mixed corpus, converted);
  * - live ingest (tail + parse + classify + store in SQLite) with its peak RSS.
@@ -19,7 +20,7 @@
  * (no live corpus). BENCH_PARSE_ONLY=autovacuum runs the autovacuum corpus vs pgBadger alone.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +62,27 @@ function nodeProgram(name: string, program: string, file: string, env?: NodeJS.P
 /** `pgvigil analyze --json FILE` as a user runs it: the shipped launcher and dist/ (built by run()). */
 function analyzeProgram(name: string, file: string, extraArgs: string[] = []): Program {
   return { name, file, bytes: statSync(file).size, command: [process.execPath, [PGVIGIL_BIN, 'analyze', '--json', ...extraArgs, file]] };
+}
+
+/** Two halves of `file` (the second starting at a line that is no continuation), in `dir`. */
+function halves(file: string, dir: string): [string, string] {
+  const first = slice(file, Math.floor(statSync(file).size / 2), path.join(dir, 'half-1.log'));
+  const second = path.join(dir, 'half-2.log');
+  const [input, output] = [openSync(file, 'r'), openSync(second, 'w')];
+  try {
+    const buffer = Buffer.allocUnsafe(4 * MB);
+    for (let position = statSync(first).size, n; (n = readSync(input, buffer, 0, buffer.length, position)) > 0; position += n) writeSync(output, buffer, 0, n);
+  } finally {
+    closeSync(input);
+    closeSync(output);
+  }
+  return [first, second];
+}
+
+/** `analyze -j 1` on both halves at the same time, as two processes (bench/programs/halves-at-once.ts). */
+function halvesProgram(file: string, dir: string): Program {
+  const [node, ...script] = programCommand('halves-at-once', say);
+  return { name: 'two analyze -j 1 at once, one a half', file, bytes: statSync(file).size, command: [node!, [...script, PGVIGIL_BIN, ...halves(file, dir)]] };
 }
 
 function say(msg: string): void {
@@ -256,6 +278,8 @@ async function run(): Promise<void> {
       analyze: analyzeProgram('pgvigil analyze -j 1 (mixed)', corpus.mixed, ['-j', '1']),
       analyze2: analyzeProgram('pgvigil analyze -j 2 (mixed)', corpus.mixed, ['-j', '2']),
       bare: nodeProgram('bare Node loop (mixed)', 'bare-loop', corpus.mixed),
+      floor: nodeProgram('line reader + prefix regex (mixed)', 'prefix-floor', corpus.mixed, { BENCH_PREFIX: CORPUS_PREFIX }),
+      halves: halvesProgram(corpus.mixed, tmp),
       ingest: nodeProgram('live ingest, every event stored', 'ingest', corpus.mixed),
       ingestNotable: nodeProgram('live ingest, notable events stored', 'ingest', corpus.mixed, { BENCH_STORE: 'notable' }),
       analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', corpus.autovacuum, ['-j', '1']),
@@ -276,6 +300,11 @@ async function run(): Promise<void> {
     process.stdout.write(`  analyze -j 1 / bare loop, mixed:       ${ratio(s('analyze'), s('bare'))} [>= 0.25x]\n`);
     process.stdout.write(`  analyze -j 2 / bare loop, mixed:       ${ratio(s('analyze2'), s('bare'))} [>= 1.0x]\n`);
     process.stdout.write(`  analyze -j 2 / analyze -j 1, mixed:    ${ratio(s('analyze2'), s('analyze'))}\n`);
+    // Where the -j 2 goal stands: what reading alone costs, and what a second thread can give here.
+    process.stdout.write(`  analyze -j 1 / line reader + prefix:   ${ratio(s('analyze'), s('floor'))} (what framing, classifying and summing cost)\n`);
+    process.stdout.write(`  line reader + prefix / bare loop:      ${ratio(s('floor'), s('bare'))} (what offsets and captured fields cost)\n`);
+    process.stdout.write(`  two -j 1 at once / analyze -j 1:       ${ratio(s('halves'), s('analyze'))} (the most a second thread gives on this machine)\n`);
+    process.stdout.write(`  analyze -j 2 / two -j 1 at once:       ${ratio(s('analyze2'), s('halves'))} (what the workers and the merge cost)\n`);
     if (programs.badger) {
       process.stdout.write(`  analyze -j 1 / pgbadger -j 1, mixed:   ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
       process.stdout.write(`  analyze -j 2 / pgbadger -j 1, mixed:   ${ratio(s('analyze2'), s('badger'))} [>= 150x] (pgBadger on the first ${badgerMb} MB)\n`);
