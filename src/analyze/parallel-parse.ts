@@ -78,7 +78,7 @@ export interface ParsedEventSink {
   afterBatch: () => Promise<void> | void;
 }
 
-/** Parses `files` in this order on `options.jobs` workers, giving `sink` their events in file order. */
+/** Parses `files` in this order on `options.jobs` threads, giving `sink` their events in file order. */
 export async function parseFilesInParallel(
   files: readonly string[],
   heads: ReadonlyMap<string, HeadOrError>,
@@ -103,7 +103,7 @@ export async function parseFilesInParallel(
     }
   }
   const widest = Math.max(0, ...ranges.map((r) => r.rangeBytes));
-  const pool = new WorkerPool(Math.max(1, Math.min(options.jobs, ranges.length)), options.summaryOnly === true, ranges, { role: RANGE_WORKER_ROLE, creditBatches: creditBatches(widest, batchBytesFor(options.summaryOnly === true)) });
+  const pool = new ParserPool(Math.max(1, Math.min(options.jobs, ranges.length)), options.summaryOnly === true, ranges, { role: RANGE_WORKER_ROLE, creditBatches: creditBatches(widest, batchBytesFor(options.summaryOnly === true)) });
   try {
     await mergeInOrder(ranges, pool, sink);
   } finally {
@@ -131,7 +131,7 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   return starts.map((start, i) => range(i, rangeBytes, { whole: false, start, ends: [...starts.slice(i + 1), Infinity] }));
 }
 
-/** Where a range is parsed: a worker thread, or this thread (ThreadRunner). */
+/** Where a range is parsed: a worker thread, or this thread (threadRunner). */
 interface RangeRunner {
   run(task: RangeTask): void;
   /** The merge read one of the current range's batches. */
@@ -172,7 +172,7 @@ function threadRunner(setup: WorkerSetup, received: (runner: RangeRunner, messag
   return runner;
 }
 
-class WorkerPool {
+class ParserPool {
   private readonly runners: RangeRunner[] = [];
   private next = 0;
   private failure: Error | null = null;
@@ -187,7 +187,7 @@ class WorkerPool {
     for (const runner of this.runners) this.assign(runner);
   }
 
-  /** Throws the error a worker died of, if any. */
+  /** Throws the error a parser died of, if any. */
   check(): void {
     if (this.failure) throw this.failure;
   }
@@ -220,7 +220,7 @@ class WorkerPool {
   }
 
   private fail(err: Error): void {
-    this.failure = new Error(`pgvigil analyze: a parsing worker failed: ${err.message}`, { cause: err });
+    this.failure = new Error(`pgvigil analyze: a parsing thread failed: ${err.message}`, { cause: err });
     for (const range of this.ranges) range.wake?.();
   }
 }
@@ -244,7 +244,7 @@ function startWorker(workerData: WorkerSetup): Worker {
   return new Worker(bootstrap, { eval: true, resourceLimits, workerData });
 }
 
-async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromWorker> {
+async function nextMessage(range: PlannedRange, pool: ParserPool): Promise<FromWorker> {
   for (;;) {
     pool.check();
     const message = range.messages.shift();
@@ -253,7 +253,7 @@ async function nextMessage(range: PlannedRange, pool: WorkerPool): Promise<FromW
   }
 }
 
-async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, sink: ParsedEventSink): Promise<void> {
+async function mergeInOrder(ranges: PlannedRange[], pool: ParserPool, sink: ParsedEventSink): Promise<void> {
   for (let r = 0; r < ranges.length; r++) {
     const range = ranges[r]!;
     if (range.skipped) continue;
@@ -280,7 +280,7 @@ async function mergeInOrder(ranges: PlannedRange[], pool: WorkerPool, sink: Pars
   }
 }
 
-function skipRange(range: PlannedRange, pool: WorkerPool): void {
+function skipRange(range: PlannedRange, pool: ParserPool): void {
   range.skipped = true;
   for (const message of range.messages.splice(0)) if (message.type !== 'done') pool.ack(range);
 }

@@ -2,9 +2,10 @@
  * Worker thread of `pgvigil analyze -j N`: reads a range of a log file (a whole file when it is
  * gzip), parses it with range-parser.ts, and posts its events in batches (range-bytes.ts). At
  * most `creditBatches` (given by the pool, range-bytes.ts) wait unread in the main thread: a worker
- * ahead of the merge waits, so memory stays bounded whatever the file.
+ * ahead of the merge waits, so memory stays bounded whatever the file. The main thread runs the
+ * same runTask when it parses ranges itself.
  *
- * Owns: reading the range and the message protocol's worker side. Never: ordering or merging
+ * Owns: reading the range and the message protocol's parser side. Never: ordering or merging
  * ranges (parallel-parse.ts does).
  */
 import { promises as fsp } from 'node:fs';
