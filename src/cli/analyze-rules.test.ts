@@ -9,6 +9,7 @@ import { openStore } from '../store/open-store.js';
 import { StoreQueries } from '../store/queries.js';
 import { analyzeCaptured as analyze } from '../../test/helpers/analyze-io.js';
 import type { AnalyzeOptions } from './analyze.js';
+import { overlapWarnings } from './analyze-rules.js';
 
 // Relative to the repository root, where vitest runs: evidence cites the path as given.
 const REPACK = 'test/fixtures/logs/pg19-stderr-repack-concurrently-holds-back-vacuum/repack-concurrently-holds-back-vacuum.log';
@@ -117,5 +118,33 @@ describe('pgvigil analyze --rules', () => {
     const file = path.join(dir, 'empty.log');
     writeFileSync(file, '');
     expect((await analyzeJson([file], { rules: true })).alerts).toEqual([]);
+  });
+  it('says when a file starts well before the files read before it end: logs of several servers read as one', async () => {
+    // The same server's log cut in two at a line: its sequel, no warning.
+    const lines = readFileSync(REPACK, 'utf8').split('\n');
+    let cut = Math.floor(lines.length / 2);
+    while (lines[cut]?.startsWith('\t')) cut++;
+    const [first, second] = [path.join(dir, 'first.log'), path.join(dir, 'second.log')];
+    writeFileSync(first, `${lines.slice(0, cut).join('\n')}\n`);
+    writeFileSync(second, lines.slice(cut).join('\n'));
+    expect((await analyze([first, second], { rules: true, json: true })).stderr).toBe('');
+    // A copy of it covers the same minutes, as a standby's log does.
+    const copy = path.join(dir, 'standby.log');
+    writeFileSync(copy, readFileSync(REPACK));
+    const { code, stderr } = await analyze([REPACK, copy], { rules: true, json: true });
+    expect(code).toBe(0);
+    expect(stderr).toMatch(/^pgvigil analyze: .*standby\.log starts at 2026-11-30T07:\d\d:\d\d\.\d+Z, before .*repack-concurrently-holds-back-vacuum\.log ends \(.*\): logs of several servers\?/);
+    // Without --rules the order of reading changes no judgement: nothing to say.
+    expect((await analyze([REPACK, copy], { json: true })).stderr).toBe('');
+  });
+
+  it('allows a rotated file to start within 1 s of the end of the one before', () => {
+    const t = Date.parse('2026-11-30T07:00:00Z');
+    expect(overlapWarnings([{ file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t + 599_000, lastMs: t + 900_000 }])).toEqual([]);
+    expect(overlapWarnings([{ file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t + 598_999, lastMs: t + 900_000 }])).toHaveLength(1);
+    // Compared with the latest end so far, not only the file just before.
+    expect(overlapWarnings([
+      { file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t - 3_600_000, lastMs: t - 3_000_000 }, { file: 'c', firstMs: t + 100_000, lastMs: t + 200_000 },
+    ]).map((w) => w.split(' ')[0])).toEqual(['b', 'c']);
   });
 });

@@ -34,6 +34,40 @@ import { StoreWriter } from '../store/store-writer.js';
 /** Events handed to the store writer at once; it commits them in one transaction. */
 const BATCH_EVENTS = 5_000;
 
+/**
+ * How far a file may start before the end of the files read before it and still be their sequel:
+ * at a rotation, lines timed just before it can land in the new file (a backend takes the time
+ * before it writes), by milliseconds. A standby's log beside its primary's overlaps by the whole
+ * incident: 2.4 s in the shortest test of two live servers.
+ */
+const SEQUEL_TOLERANCE_MS = 1_000;
+
+/** A file's events' time span, in the order the files were read. */
+export interface FileSpan {
+  file: string;
+  firstMs: number;
+  lastMs: number;
+}
+
+/**
+ * Files that start well before the end of those read before them: logs of several servers (a
+ * primary and its standby) or of overlapping hours, which the replay reads one after the other
+ * as one target, so their events are judged late (docs/rules.md). One sentence per such file.
+ */
+export function overlapWarnings(spans: readonly FileSpan[]): string[] {
+  const warnings: string[] = [];
+  let latest: FileSpan | null = null;
+  for (const span of spans) {
+    if (latest !== null && span.firstMs < latest.lastMs - SEQUEL_TOLERANCE_MS) {
+      warnings.push(`${span.file} starts at ${iso(span.firstMs)}, before ${latest.file} ends (${iso(latest.lastMs)}): ` +
+        'logs of several servers? --rules reads the files one after the other, as one server, so an incident in this one is judged ' +
+        `only where it meets the end of ${latest.file}; for logs that overlap by hours, cut them to the incident's time range (docs/rules.md)`);
+    }
+    if (latest === null || span.lastMs > latest.lastMs) latest = span;
+  }
+  return warnings;
+}
+
 export interface OfflineRulesStore {
   db: Db;
   writer: StoreWriter;
@@ -49,6 +83,8 @@ export class OfflineRules {
   private readonly alertIds = new Set<number>();
   private readonly lineOf;
   private pending: AnyLogEvent[] = [];
+  /** Each file's span, in reading order; the last one is the file being read. */
+  private readonly spans: FileSpan[] = [];
 
   /**
    * `store`: the --db store, which takes every event; without it a temporary store that takes the
@@ -109,6 +145,7 @@ export class OfflineRules {
 
   /** Each event of the log, in reading order. */
   add(event: AnyLogEvent): void {
+    this.spanOf(event.source.file, event.tsMs);
     const notable = isNotable(event);
     this.stepper.beforeEvent(event.tsMs, notable);
     if (this.ingest === 'notable events' && !notable) return;
@@ -122,6 +159,18 @@ export class OfflineRules {
     const endMs = this.stepper.lastEvaluatedMs;
     if (endMs !== null) this.endGoneConditions(endMs);
     return [...this.alertIds].sort((a, b) => a - b).map((id) => this.offlineAlert(this.alerts.get(id)!));
+  }
+
+  /** What the reading order of the files may have hidden from the rules (overlapWarnings). */
+  overlaps(): string[] {
+    return overlapWarnings(this.spans);
+  }
+
+  private spanOf(file: string, tsMs: number): void {
+    let span = this.spans.at(-1);
+    if (span?.file !== file) this.spans.push((span = { file, firstMs: tsMs, lastMs: tsMs }));
+    if (tsMs < span.firstMs) span.firstMs = tsMs;
+    if (tsMs > span.lastMs) span.lastMs = tsMs;
   }
 
   /** Closes and removes the temporary store (the --db one is the caller's). */

@@ -173,6 +173,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
       }
     }
     alerts = rules?.finish();
+    for (const warning of rules?.overlaps() ?? []) io.stderr.write(`pgvigil analyze: ${warning}\n`);
   } finally {
     rules?.close();
     if (opened) storeError = await closeStore(opened);
