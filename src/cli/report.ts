@@ -85,11 +85,12 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   }
   try {
     const queries = new StoreQueries(db);
-    const window = flags.windowGiven ? { fromMs, toMs } : defaultWindowOf(queries.newestDataMs(), { fromMs, toMs });
+    const window = flags.windowGiven ? { fromMs, toMs } : defaultWindowOf(queries.dataSpan(), { fromMs, toMs });
     if (window.toMs !== toMs) {
-      process.stderr.write(`pgvigil report: nothing in the last ${flags.from}; the store's newest data is from ${new Date(window.toMs).toISOString()}, so this is the ${flags.from} up to it (--from and --to choose another window)\n`);
+      process.stderr.write(`pgvigil report: nothing in the last ${flags.from}; the store's data ends at ${new Date(window.dataEndMs!).toISOString()}, ` +
+        `so this is ${new Date(window.fromMs).toISOString()} to ${new Date(window.toMs).toISOString()} (--from and --to choose another window)\n`);
     }
-    const report = storedIncidentReport(queries, { ...window, target: flags.target ?? null });
+    const report = storedIncidentReport(queries, { fromMs: window.fromMs, toMs: window.toMs, target: flags.target ?? null });
     const rendered = renderIncidentReport(report, flags.format ?? (flags.json ? 'json' : 'text'));
     return writeReport(rendered, flags.output);
   } finally {
@@ -99,12 +100,18 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
 
 /**
  * The window of a report asked for without --from and --to: the default one (the last 24 h), or,
- * when the store's data ends before it (a store `pgvigil analyze --db` made of an old log), a
- * window as long ending at the newest data, so the review is not empty.
+ * when the store's data ends before it (a store `pgvigil analyze --db` made of an old log), the
+ * data's last stretch as long as the default (from its oldest event, if later), with a margin of
+ * 5% each side: the charts then show the incident, not 24 h of nothing with it at the edge.
  */
-export function defaultWindowOf(newestMs: number | null, window: { fromMs: number; toMs: number }): { fromMs: number; toMs: number } {
-  if (newestMs === null || newestMs >= window.fromMs) return window;
-  return { fromMs: newestMs - (window.toMs - window.fromMs), toMs: newestMs };
+export function defaultWindowOf(
+  span: { oldestEventMs: number | null; newestMs: number } | null,
+  window: { fromMs: number; toMs: number },
+): { fromMs: number; toMs: number; dataEndMs?: number } {
+  if (span === null || span.newestMs >= window.fromMs) return window;
+  const fromMs = Math.max(span.oldestEventMs ?? -Infinity, span.newestMs - (window.toMs - window.fromMs));
+  const marginMs = Math.max(1_000, (span.newestMs - fromMs) * 0.05);
+  return { fromMs: Math.floor(fromMs - marginMs), toMs: Math.ceil(span.newestMs + marginMs), dataEndMs: span.newestMs };
 }
 
 /** To standard output, or to the -o file. */

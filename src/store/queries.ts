@@ -118,13 +118,15 @@ export class StoreQueries implements StoreReads {
   }
 
   /**
-   * Time of the newest event or sample (a sample's to the series' seen_ms step); null when the
-   * store holds neither. Both read an index's last entry.
+   * The time of the oldest event, and of the newest event or sample (a sample's to the series'
+   * seen_ms step); null when the store holds neither. Each reads one end of an index.
    */
-  newestDataMs(): number | null {
-    const row = this.db.prepare('SELECT (SELECT max(ts_ms) FROM events) AS events, (SELECT max(seen_ms) FROM series) AS series').get() as { events: number | null; series: number | null };
+  dataSpan(): { oldestEventMs: number | null; newestMs: number } | null {
+    const row = this.db.prepare(
+      'SELECT (SELECT min(ts_ms) FROM events) AS oldest, (SELECT max(ts_ms) FROM events) AS events, (SELECT max(seen_ms) FROM series) AS series',
+    ).get() as { oldest: number | null; events: number | null; series: number | null };
     const known = [row.events, row.series].filter((ms): ms is number => ms !== null);
-    return known.length === 0 ? null : Math.max(...known);
+    return known.length === 0 ? null : { oldestEventMs: row.oldest, newestMs: Math.max(...known) };
   }
 
   /** Newest first. */
