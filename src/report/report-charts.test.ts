@@ -62,4 +62,13 @@ describe('report charts', () => {
     expect(svg).toMatch(/>4k<\/text>/);
     expect(svg).toMatch(/>10:30<\/text>/);
   });
+
+  it('puts the labels of alerts that start together one under the other', () => {
+    const chart = chartsOf([vacuum(0, 'shop', 'orders', 1_000, 0, 0)]).get('dead_not_removable')!;
+    const at = (alertId: number, minute: number) => ({ alertId, fromMs: T0 + minute * MIN, toMs: T0 + 60 * MIN });
+    const svg = renderChartSvg(chart, { fromMs: T0, toMs: T0 + 60 * MIN }, [at(1, 50), at(2, 50), at(3, 10), at(4, 50)]);
+    const labels = [...svg.matchAll(/<text class="alert-label" x="[\d.]+" y="(\d+)">#(\d)</g)].map((m) => [m[2], Number(m[1])]);
+    const top = labels[0]![1] as number;
+    expect(labels).toEqual([['1', top], ['2', top + 13], ['3', top], ['4', top + 26]]);
+  });
 });

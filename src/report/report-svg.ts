@@ -17,6 +17,10 @@ export interface AlertPeriod {
 const WIDTH = 760;
 const HEIGHT = 220;
 const MARGIN = { top: 12, right: 16, bottom: 28, left: 64 };
+/** An alert label's room: "#123" at the chart's font size, and a line of them. */
+const LABEL_WIDTH = 32;
+const LABEL_LINE = 13;
+
 /** Tableau 10: distinguishable, and readable when printed in grey. */
 export const LINE_COLOURS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 
@@ -26,13 +30,17 @@ export function renderChartSvg(chart: ReportChart, window: { fromMs: number; toM
   const y = scaleLinear().domain([0, Math.max(1, ...values)]).nice().range([HEIGHT - MARGIN.bottom, MARGIN.top]);
   const out: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${escapeXml(chart.title)}">`];
 
+  // Labels of periods that start close together go one under the other, not over each other.
+  const labelled: number[] = [];
   for (const a of alerts) {
     const from = Math.max(a.fromMs, window.fromMs);
     const to = Math.min(a.toMs, window.toMs);
     if (to < from) continue;
     const x0 = x(from);
+    const row = labelled.filter((other) => Math.abs(other - x0) < LABEL_WIDTH).length;
+    labelled.push(x0);
     out.push(`<a href="#alert-${a.alertId}"><rect class="alert-period" x="${fmt(x0)}" y="${MARGIN.top}" width="${fmt(Math.max(2, x(to) - x0))}" height="${HEIGHT - MARGIN.top - MARGIN.bottom}"><title>alert #${a.alertId}</title></rect>`,
-      `<text class="alert-label" x="${fmt(x0 + 3)}" y="${MARGIN.top + 11}">#${a.alertId}</text></a>`);
+      `<text class="alert-label" x="${fmt(x0 + 3)}" y="${MARGIN.top + 11 + row * LABEL_LINE}">#${a.alertId}</text></a>`);
   }
 
   const formatY = y.tickFormat(5, unitFormat(chart.unit));
