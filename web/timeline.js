@@ -247,6 +247,9 @@ function zoomOnSelect(u) {
 function shadeAlerts(u) {
   const { ctx, bbox } = u;
   ctx.save();
+  // Labels of alerts that start close together go one under the other, not over each other.
+  const labelled = [];
+  const labelWidth = 32 * devicePixelRatio;
   for (const a of visibleAlerts()) {
     const from = Math.max(a.started_ms, state.fromMs) / 1000;
     const to = Math.min(a.resolved_ms ?? state.toMs, state.toMs) / 1000;
@@ -257,7 +260,9 @@ function shadeAlerts(u) {
     ctx.fillRect(x0, bbox.top, x1 - x0, bbox.height);
     ctx.fillStyle = '#a40e26';
     ctx.font = `${11 * devicePixelRatio}px system-ui`;
-    ctx.fillText(`#${a.id}`, x0 + 3, bbox.top + 12 * devicePixelRatio);
+    const row = labelled.filter((x) => Math.abs(x - x0) < labelWidth).length;
+    labelled.push(x0);
+    ctx.fillText(`#${a.id}`, x0 + 3, bbox.top + (12 + row * 13) * devicePixelRatio);
   }
   ctx.restore();
 }
