@@ -74,8 +74,11 @@ export interface ParsedEventSink {
   onEvent: (event: AnyLogEvent) => void;
   /** With `summaryOnly`, the generic events instead of onEvent (the run is valid only during the call). */
   onGenericRun?: (run: GenericRun) => void;
-  /** Awaited after each batch (back-pressure). */
-  afterBatch: () => Promise<void> | void;
+  /**
+   * Awaited after each batch (back-pressure), with the input read up to it: the bytes of the
+   * files before, plus its offset in its file (decompressed for a .gz).
+   */
+  afterBatch: (inputBytes: number) => Promise<void> | void;
 }
 
 /** Parses `files` in this order on `options.jobs` threads, giving `sink` their events in file order. */
@@ -254,10 +257,16 @@ async function nextMessage(range: PlannedRange, pool: ParserPool): Promise<FromW
 }
 
 async function mergeInOrder(ranges: PlannedRange[], pool: ParserPool, sink: ParsedEventSink): Promise<void> {
+  let filesBeforeBytes = 0;
+  let current: ParsedFile | null = null;
   for (let r = 0; r < ranges.length; r++) {
     const range = ranges[r]!;
     if (range.skipped) continue;
     const file = range.file;
+    if (file !== current) {
+      filesBeforeBytes += current?.bytes ?? 0;
+      current = file;
+    }
     const lineBase = file.lines;
     for (;;) {
       const message = await nextMessage(range, pool);
@@ -268,7 +277,7 @@ async function mergeInOrder(ranges: PlannedRange[], pool: ParserPool, sink: Pars
         };
         if (message.type === 'events') message.events.forEach(each);
         else forEachDecoded(message.columns, each, sink.onGenericRun!);
-        await sink.afterBatch();
+        await sink.afterBatch(filesBeforeBytes + range.task.start + message.bytesRead);
         pool.ack(range);
         continue;
       }

@@ -47,9 +47,10 @@ export interface RangeTask {
 
 export type ToWorker = RangeTask | { type: 'ack' };
 
+/** A batch says how many bytes of the range were read when it was posted (progress). */
 export type FromWorker =
-  | { type: 'events'; id: number; events: AnyLogEvent[] }
-  | { type: 'columns'; id: number; columns: ColumnBatch }
+  | { type: 'events'; id: number; bytesRead: number; events: AnyLogEvent[] }
+  | { type: 'columns'; id: number; bytesRead: number; columns: ColumnBatch }
   | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
 
 /**
@@ -123,7 +124,7 @@ interface BatchOf {
   push(event: AnyLogEvent): void;
   readonly size: number;
   /** The message that posts the batch, with what it may move instead of copy; the batch starts over. */
-  take(id: number): [FromWorker, ArrayBuffer[]];
+  take(id: number, bytesRead: number): [FromWorker, ArrayBuffer[]];
 }
 
 function eventsBatch(): BatchOf {
@@ -131,8 +132,8 @@ function eventsBatch(): BatchOf {
   return {
     push: (event) => events.push(event),
     get size() { return events.length; },
-    take: (id) => {
-      const message: FromWorker = { type: 'events', id, events };
+    take: (id, bytesRead) => {
+      const message: FromWorker = { type: 'events', id, bytesRead, events };
       events = [];
       return [message, []];
     },
@@ -144,9 +145,9 @@ function columnsBatch(): BatchOf {
   return {
     push: (event) => builder.push(event),
     get size() { return builder.size; },
-    take: (id) => {
+    take: (id, bytesRead) => {
       const columns = builder.take();
-      return [{ type: 'columns', id, columns }, transferablesOf(columns)];
+      return [{ type: 'columns', id, bytesRead, columns }, transferablesOf(columns)];
     },
   };
 }
@@ -165,14 +166,14 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
     const events = parser.push(line, before);
     for (let i = 0; i < events.length; i++) batch.push(events[i]!);
   };
-  const send = async (): Promise<void> => {
-    if (batch.size === 0) return;
-    await credits.take();
-    post(...batch.take(task.id));
-  };
   const batchBytes = batchBytesFor(task.summaryOnly);
   let bytes = 0;
   let unsent = 0;
+  const send = async (): Promise<void> => {
+    if (batch.size === 0) return;
+    await credits.take();
+    post(...batch.take(task.id, bytes));
+  };
   let error: string | null = null;
   try {
     const chunks = task.whole ? readChunks(task.pipeline.file) : plainChunksFrom(task.pipeline.file, task.start, task.ends[0]!);

@@ -9,22 +9,24 @@
  * output and store writes drain per chunk.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { promises as fsp } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { defaultJobs, workersCanRead } from '../analyze/default-jobs.js';
 import { readFileHeads, type HeadOrError } from '../analyze/file-head.js';
-import { systemClock } from '../domain/clock.js';
+import { systemClock, type Clock } from '../domain/clock.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
-import { expandInputs } from '../sources/log-inputs.js';
+import { compressionOfFile, expandInputs } from '../sources/log-inputs.js';
 import { readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserLog, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
+import { AnalyzeProgress } from './analyze-progress.js';
 import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 import { offlineLanguage } from '../parsers/lang/index.js';
@@ -48,12 +50,16 @@ export interface AnalyzeOptions {
   rangeBytes?: number;
   /** The logs' language (lc_messages): `auto` (detected), `en`, or a catalog language such as `de`. */
   lang?: string;
+  /** Keep a progress line on stderr (a terminal): analyze-progress.ts. */
+  progress?: boolean;
 }
 
 export interface AnalyzeIo {
   stdout: Writable;
   stderr: Writable;
   log?: Logger;
+  /** The progress line's time (tests step it). */
+  clock?: Clock;
 }
 
 const MAX_EXAMPLES = 20;
@@ -79,6 +85,12 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
+  const progress = options.progress ? new AnalyzeProgress(io.stderr, await plainBytesOf(files), io.clock ?? systemClock) : null;
+  /** What is said on stderr while reading: the progress line goes first. */
+  const note = (text: string): void => {
+    progress?.end();
+    io.stderr.write(text);
+  };
   const opened = options.db ? await openStoreWriter(options.db, await storeLogger(io)) : null;
   const store = opened?.writer ?? null;
   const rules = options.rules ? await openOfflineRules(opened, settings.target, await storeLogger(io)) : null;
@@ -120,7 +132,13 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     const ordered = orderByFirstTimestamp(files, heads);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, { onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run), afterBatch: drain }, log);
+      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, {
+        onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run),
+        afterBatch: (inputBytes) => {
+          progress?.update(inputBytes);
+          return drain();
+        },
+      }, log);
       for (const file of parsed) {
         const report: AnalyzeFileReport = {
           path: file.path, format: file.format ? inputFormatName(file.format.format, file.format.envelope) : null, prefix: file.format?.prefix ?? null,
@@ -128,8 +146,8 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         };
         reports.push(report);
         if (report.lines > 0 && report.error === null && (file.stats?.entries ?? 0) === 0) notUnderstood.push(report);
-        if (file.error) io.stderr.write(`pgvigil analyze: ${file.path}: ${file.error}\n`);
-        if (file.language !== null) io.stderr.write(languageNote(file.path, file.language));
+        if (file.error) note(`pgvigil analyze: ${file.path}: ${file.error}\n`);
+        if (file.language !== null) note(languageNote(file.path, file.language));
         if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
         overLongLines += file.overLongLines;
         if (file.stats) {
@@ -138,6 +156,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         }
       }
     }
+    let readBefore = 0;
     for (const file of jobs > 1 ? [] : ordered) {
       const report: AnalyzeFileReport = { path: file, format: null, prefix: null, bytes: 0, lines: 0, error: null };
       reports.push(report);
@@ -149,19 +168,23 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         const read = await readLines(file, (line) => {
           if (firstLine === null && line.text.trim() !== '') firstLine = line.text;
           handle(parser.push(line));
-        }, drain);
+        }, (bytesRead) => {
+          progress?.update(readBefore + bytesRead);
+          return drain();
+        });
         handle(parser.flush());
+        readBefore += read.bytes;
         Object.assign(report, { bytes: read.bytes, lines: read.lines });
         overLongLines += read.overLongLines;
       } catch (err) {
         // Whatever was read before the failure (a truncated .gz) is kept and reported.
         handle(parser.flush());
         report.error = (err as Error).message;
-        io.stderr.write(`pgvigil analyze: ${file}: ${report.error}\n`);
+        note(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       if (firstLine !== null) firstLines.set(file, firstLine);
       await drain();
-      if (parser.language !== null) io.stderr.write(languageNote(file, parser.language));
+      if (parser.language !== null) note(languageNote(file, parser.language));
       report.format = parser.format ? inputFormatName(parser.format.format, parser.format.envelope) : null;
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
@@ -173,12 +196,12 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
       }
     }
     alerts = rules?.finish();
-    for (const warning of rules?.overlaps() ?? []) io.stderr.write(`pgvigil analyze: ${warning}\n`);
+    for (const warning of rules?.overlaps() ?? []) note(`pgvigil analyze: ${warning}\n`);
   } finally {
     rules?.close();
     if (opened) storeError = await closeStore(opened);
   }
-  if (storeError) io.stderr.write(`pgvigil analyze: ${options.db}: ${storeError}\n`);
+  if (storeError) note(`pgvigil analyze: ${options.db}: ${storeError}\n`);
 
   const result = summary.result();
   const report: AnalyzeReport = {
@@ -193,14 +216,30 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     summary: result,
     ...(alerts && { alerts }),
   };
+  progress?.end();
   const summaryText = options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report);
-  if (options.events) io.stderr.write(summaryText);
+  if (options.events) note(summaryText);
   else output.write(summaryText);
   await output.drain();
   // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
-  if (notUnderstood.length > 0) io.stderr.write(nothingUnderstood(notUnderstood, firstLines, options));
+  if (notUnderstood.length > 0) note(nothingUnderstood(notUnderstood, firstLines, options));
   return notALog || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
+}
+
+/** The bytes of the inputs when every one is a plain file (a progress line's total); null otherwise. */
+async function plainBytesOf(files: readonly string[]): Promise<number | null> {
+  let total = 0;
+  for (const file of files) {
+    try {
+      const stat = await fsp.stat(file);
+      if (!stat.isFile() || await compressionOfFile(file) !== null) return null;
+      total += stat.size;
+    } catch {
+      return null;
+    }
+  }
+  return total;
 }
 
 /** Lines but not one entry: the wrong file, or a format or prefix pgvigil did not guess. Says what was tried and which flag fixes it. */
@@ -331,6 +370,8 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], flags: AnalyzeOptions) => {
-      setExitCode(await runAnalyze(files, flags));
+      // On a terminal, unless --events writes its lines to the same one meanwhile.
+      const progress = process.stderr.isTTY === true && !(flags.events === true && process.stdout.isTTY === true);
+      setExitCode(await runAnalyze(files, { ...flags, progress }));
     });
 }

@@ -65,14 +65,15 @@ export interface ReadLinesResult extends LineSplitterStats {
 export async function readLines(
   path: string,
   onLine: (line: PhysicalLine) => void,
-  onChunk?: () => Promise<void> | void,
+  /** After each chunk, with the bytes read so far (decompressed). */
+  onChunk?: (bytesRead: number) => Promise<void> | void,
 ): Promise<ReadLinesResult> {
   const splitter = new LineSplitter();
   let bytes = 0;
   for await (const chunk of readChunks(path)) {
     bytes += chunk.length;
     splitter.push(chunk, onLine);
-    if (onChunk) await onChunk();
+    if (onChunk) await onChunk(bytes);
   }
   splitter.end(onLine);
   return { bytes, ...splitter.stats };
