@@ -81,7 +81,12 @@ async function setWindow(fromMs, toMs) {
   await reload();
 }
 
-/** With nothing in the last hours, start at the newest alert: what someone opening the page came for. */
+/**
+ * With nothing in the last hours, start at the newest alert: what someone opening the page came
+ * for. The window spans the alert and the events and samples its evidence names, with a margin:
+ * five minutes around one resting on samples (the series around it), five seconds around one
+ * from the log alone (a store `pgvigil analyze` made: an incident of seconds stays readable).
+ */
 async function initialWindow() {
   const fromUrl = readUrl();
   if (fromUrl) return fromUrl;
@@ -91,9 +96,11 @@ async function initialWindow() {
   const { alerts } = await api('/api/alerts', { limit: 1 });
   if (alerts.length === 0) return { fromMs: now - DEFAULT_WINDOW_MS, toMs: now };
   const a = alerts[0];
-  const end = a.resolved_ms ?? a.updated_ms;
-  const margin = Math.max(5 * 60_000, (end - a.started_ms) / 2);
-  return { fromMs: a.started_ms - margin, toMs: end + margin };
+  const { evidence } = await api(`/api/alerts/${a.id}`);
+  const times = [a.started_ms, a.resolved_ms ?? a.updated_ms, ...evidence.events.map((e) => e.ts_ms), ...evidence.series.map((p) => p.ts_ms)];
+  const [first, last] = [Math.min(...times), Math.max(...times)];
+  const margin = Math.max(a.basis === 'log' ? 5_000 : 5 * 60_000, (last - first) / 4);
+  return { fromMs: first - margin, toMs: last + margin };
 }
 
 function fillSelect(name, values) {

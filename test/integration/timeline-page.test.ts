@@ -22,11 +22,13 @@ describeWithTool('chromium', 'timeline page', () => {
   let db: Db;
   let app: FastifyInstance;
   let url: string;
+  let startMs: number;
+  let endMs: number;
   const dir = suiteTempDir('page');
 
   beforeAll(async () => {
     const file = path.join(dir, 'store.db');
-    const { endMs } = await storeFromRecordedLog(file, { major: 18, format: 'stderr', scenario: 'backend-killed-crash-restart', target: 'pg18' });
+    ({ startMs, endMs } = await storeFromRecordedLog(file, { major: 18, format: 'stderr', scenario: 'backend-killed-crash-restart', target: 'pg18' }));
     db = openStore(file, { readonly: true });
     // Days after the crash, as when someone reviews it: the page has to find it.
     const clock = new ManualClock(endMs + 3 * 86_400_000);
@@ -59,6 +61,11 @@ describeWithTool('chromium', 'timeline page', () => {
       const alert = page.locator('#alerts li[data-alert-id]');
       await expect.poll(() => alert.count()).toBe(1);
       expect(await alert.textContent()).toMatch(/#1 server-crashed on pg18.*client backend pid 25928 was killed by signal 9/);
+      // Days later, the page opens on the crash: its log and its alert (judged 1 s after the last
+      // line) span about a second, shown with 5 s around it, not the 10 minutes of a sampled alert.
+      const shown = new URL(page.url()).searchParams;
+      expect(Number(shown.get('to')) - Number(shown.get('from'))).toBeLessThan(15_000);
+      expect(Number(shown.get('from'))).toBeGreaterThan(startMs - 6_000);
       expect(await page.locator('#events-chart canvas').count()).toBeGreaterThan(0);
       expect(await page.locator('#series-note').textContent()).toContain('not sampled');
       await screenshot(page, 'timeline-page-crash');
