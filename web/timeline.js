@@ -275,6 +275,8 @@ function shadeAlerts(u) {
 }
 
 const xScale = () => ({ time: true, range: () => [state.fromMs / 1000, state.toMs / 1000] });
+/** Ticks far enough apart that the first tick's date ("12/1/26 10:24pm") does not run into the next minute's label. */
+const timeAxis = { space: 80 };
 /** Axis times in UTC, as every time on the page and in PostgreSQL's log_timezone of most servers. */
 const tzDate = (seconds) => uPlot.tzDate(new Date(seconds * 1000), 'Etc/UTC');
 const plotHooks = { drawClear: [shadeAlerts], setSelect: [zoomOnSelect] };
@@ -288,7 +290,7 @@ function drawEventsChart() {
     width: chartWidth('events-chart'), tzDate, height: 70 + 26 * Math.max(1, kinds.length),
     cursor: { drag: { x: true, y: false, setScale: false } },
     scales: { x: xScale(), y: { range: () => [-0.6, Math.max(0.6, kinds.length - 0.4)] } },
-    axes: [{}, { size: 150, splits: () => kinds.map((_, i) => i), values: (_u, splits) => splits.map((i) => kinds[i] ?? '') }],
+    axes: [timeAxis, { size: 150, splits: () => kinds.map((_, i) => i), values: (_u, splits) => splits.map((i) => kinds[i] ?? '') }],
     series: [{ label: 'time' }, ...kinds.map((kind, i) => ({ label: kind, stroke: COLOURS[i % COLOURS.length], paths: () => null, points: { show: true, size: 9, fill: COLOURS[i % COLOURS.length] } }))],
     legend: { show: false },
     hooks: plotHooks,
@@ -316,7 +318,7 @@ async function drawSeriesChart() {
     width: chartWidth('series-chart'), tzDate, height: 220,
     cursor: { drag: { x: true, y: false, setScale: false } },
     scales: { x: xScale() },
-    axes: [{}, { size: 70 }],
+    axes: [timeAxis, { size: 70 }],
     series: [{ label: 'time' }, ...shown.map((s, i) => ({ label: seriesLabel(s), stroke: COLOURS[i % COLOURS.length], width: 1.5, spanGaps: false }))],
     hooks: plotHooks,
   }, data, target);
