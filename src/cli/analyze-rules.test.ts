@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AnalyzeReport } from '../report/analyze-text.js';
+import { RULES_HINT, type AnalyzeReport } from '../report/analyze-text.js';
 import { storedIncidentReport } from '../report/stored-incident-report.js';
 import { renderIncidentReportText } from '../report/incident-report.js';
 import { openStore } from '../store/open-store.js';
@@ -66,7 +66,14 @@ describe('pgvigil analyze --rules', () => {
     expect(stdout).toContain('`pgvigil run` beside the server sees its slot');
     const plain = await analyzeJson([REPACK]);
     expect(plain).not.toHaveProperty('alerts');
-    expect((await analyze([REPACK], {})).stdout).not.toContain('Alerts');
+    const withoutRules = (await analyze([REPACK], {})).stdout;
+    expect(withoutRules).not.toContain('Alerts');
+    // Notable events and no --rules: the text says how to have the causes named, once, at the end.
+    expect(withoutRules.endsWith(`\n\n${RULES_HINT}\n`)).toBe(true);
+    expect((await analyze([REPACK], { rules: true })).stdout).not.toContain(RULES_HINT);
+    const onlyGeneric = path.join(dir, 'generic.log');
+    writeFileSync(onlyGeneric, '2026-11-30 07:20:56.415 UTC [4242] LOG:  duration: 0.035 ms  statement: SELECT 1\n');
+    expect((await analyze([onlyGeneric], {})).stdout).not.toContain(RULES_HINT);
   });
 
   it('resolves an alert once the condition has been gone for the hold-down, on the log\'s time', async () => {

@@ -50,8 +50,12 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
     ...report.unparsed_examples.slice(0, 5).map((e) => `e.g. ${e.file}:${e.line ?? `@${e.offset}`}: ${e.text.slice(0, 160)}`),
   ].filter(() => report.unparsed_lines > 0));
   if (report.over_long_lines > 0) out.push('', `${count(report.over_long_lines)} over-long lines were cut at 1 MiB`);
+  // What a first reader of the counts wants next: the causes, which only the rules name.
+  if (report.alerts === undefined && s.events > s.events_by_kind.generic) out.push('', RULES_HINT);
   return `${out.join('\n')}\n`;
 }
+
+export const RULES_HINT = "Run again with --rules to have pgvigil's rules name the causes (replayed on the log's own time).";
 
 /** A lock as PostgreSQL printed it, without the names the daemon puts in front (lock-name.ts). */
 const UNNAMED_OIDS = /of database \d+$/;
