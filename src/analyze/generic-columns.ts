@@ -8,7 +8,7 @@
  */
 import type { AnyLogEvent } from '../domain/index.js';
 import type { LogLevel } from '../domain/log-entry.js';
-import { minuteStartMs, type GenericRun } from '../report/analyze-summary.js';
+import { MINUTE_MS, minuteStartMs, type GenericRun } from '../report/analyze-summary.js';
 
 const LEVELS: readonly LogLevel[] = ['DEBUG5', 'DEBUG4', 'DEBUG3', 'DEBUG2', 'DEBUG1', 'LOG', 'INFO', 'NOTICE', 'WARNING', 'ERROR', 'FATAL', 'PANIC'];
 const LEVEL_CODES = new Map(LEVELS.map((level, i) => [level, i]));
@@ -38,6 +38,7 @@ export class ColumnBatchBuilder {
   private others: AnyLogEvent[] = [];
   /** The run the next generic event may join: none after another event. */
   private open = -1;
+  private openLevel: LogLevel = 'LOG';
   private openMinuteMs = 0;
   private openSqlstate: string | null = null;
 
@@ -52,23 +53,24 @@ export class ColumnBatchBuilder {
       this.open = -1;
       return;
     }
-    const level = LEVEL_CODES.get(event.level)!;
-    const minuteMs = minuteStartMs(event.tsMs);
+    const tsMs = event.tsMs;
     const run = this.open;
-    if (run >= 0 && this.levels[run] === level && this.openMinuteMs === minuteMs && this.openSqlstate === event.sqlstate) {
+    // Most events join the run before them: compared as they come, no division or lookup.
+    if (run >= 0 && event.level === this.openLevel && event.sqlstate === this.openSqlstate && tsMs >= this.openMinuteMs && tsMs < this.openMinuteMs + MINUTE_MS) {
       this.counts[run]!++;
-      if (event.tsMs < this.minTsMs[run]!) this.minTsMs[run] = event.tsMs;
-      if (event.tsMs > this.maxTsMs[run]!) this.maxTsMs[run] = event.tsMs;
+      if (tsMs < this.minTsMs[run]!) this.minTsMs[run] = tsMs;
+      if (tsMs > this.maxTsMs[run]!) this.maxTsMs[run] = tsMs;
       return;
     }
     this.open = this.counts.length;
-    this.openMinuteMs = minuteMs;
+    this.openLevel = event.level;
+    this.openMinuteMs = minuteStartMs(tsMs);
     this.openSqlstate = event.sqlstate;
     this.order.push(-1);
     this.counts.push(1);
-    this.minTsMs.push(event.tsMs);
-    this.maxTsMs.push(event.tsMs);
-    this.levels.push(level);
+    this.minTsMs.push(tsMs);
+    this.maxTsMs.push(tsMs);
+    this.levels.push(LEVEL_CODES.get(event.level)!);
     if (event.sqlstate !== null) {
       this.sqlstateAt.push(this.open);
       this.sqlstates.push(event.sqlstate);

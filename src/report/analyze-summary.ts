@@ -157,7 +157,7 @@ class Counter {
   }
 }
 
-const MINUTE_MS = 60_000;
+export const MINUTE_MS = 60_000;
 
 /** Start of the minute an event is counted in (busiest_minutes); a GenericRun stays within one. */
 export function minuteStartMs(tsMs: number): number {
