@@ -20,7 +20,7 @@ interface ReportFlags {
   json?: boolean;
   format?: ReportFormat;
   output?: string;
-  /** --from or --to was given: the window is never moved (defaultWindowOf). */
+  /** --from or --to was given: the window is never moved (windowOfOldData). */
   windowGiven?: boolean;
 }
 
@@ -85,11 +85,12 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   }
   try {
     const queries = new StoreQueries(db);
-    const window = flags.windowGiven ? { fromMs, toMs } : defaultWindowOf(queries.dataSpan(), { fromMs, toMs });
-    if (window.toMs !== toMs) {
-      process.stderr.write(`pgvigil report: nothing in the last ${flags.from}; the store's data ends at ${new Date(window.dataEndMs!).toISOString()}, ` +
-        `so this is ${new Date(window.fromMs).toISOString()} to ${new Date(window.toMs).toISOString()} (--from and --to choose another window)\n`);
+    const moved = flags.windowGiven ? null : windowOfOldData(queries.dataSpan(), { fromMs, toMs });
+    if (moved) {
+      process.stderr.write(`pgvigil report: nothing in the last ${flags.from}; the store's data ends at ${new Date(moved.dataEndMs).toISOString()}, ` +
+        `so this is ${new Date(moved.fromMs).toISOString()} to ${new Date(moved.toMs).toISOString()} (--from and --to choose another window)\n`);
     }
+    const window = moved ?? { fromMs, toMs };
     const report = storedIncidentReport(queries, { fromMs: window.fromMs, toMs: window.toMs, target: flags.target ?? null });
     const rendered = renderIncidentReport(report, flags.format ?? (flags.json ? 'json' : 'text'));
     return writeReport(rendered, flags.output);
@@ -99,16 +100,16 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
 }
 
 /**
- * The window of a report asked for without --from and --to: the default one (the last 24 h), or,
- * when the store's data ends before it (a store `pgvigil analyze --db` made of an old log), the
- * data's last stretch as long as the default (from its oldest event, if later), with a margin of
- * 5% each side: the charts then show the incident, not 24 h of nothing with it at the edge.
+ * The window of a report asked for without --from and --to, when the store's data ends before the
+ * default one (a store `pgvigil analyze --db` made of an old log): the data's last stretch as long
+ * as the default (from its oldest event, if later), with a margin of 5% each side, so the charts
+ * show the incident, not 24 h of nothing with it at the edge. Null when the default window holds data.
  */
-export function defaultWindowOf(
+export function windowOfOldData(
   span: { oldestEventMs: number | null; newestMs: number } | null,
   window: { fromMs: number; toMs: number },
-): { fromMs: number; toMs: number; dataEndMs?: number } {
-  if (span === null || span.newestMs >= window.fromMs) return window;
+): { fromMs: number; toMs: number; dataEndMs: number } | null {
+  if (span === null || span.newestMs >= window.fromMs) return null;
   const fromMs = Math.max(span.oldestEventMs ?? -Infinity, span.newestMs - (window.toMs - window.fromMs));
   const marginMs = Math.max(1_000, (span.newestMs - fromMs) * 0.05);
   return { fromMs: Math.floor(fromMs - marginMs), toMs: Math.ceil(span.newestMs + marginMs), dataEndMs: span.newestMs };
