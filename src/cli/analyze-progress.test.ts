@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { AnalyzeProgress, PROGRESS_INTERVAL_MS, progressLine } from './analyze-progress.js';
-import { runAnalyze } from './analyze.js';
+import { analyzeCaptured } from '../../test/helpers/analyze-io.js';
 
 const MB = 1024 * 1024;
 const ERASE = '\r\u001b[K';
@@ -54,21 +54,19 @@ describe('the progress line of pgvigil analyze', () => {
   });
 
   it('is erased before the summary and any note, in a run that asks for it', async () => {
-    const [stdout, stderr] = [captured(), captured()];
-    const code = await runAnalyze([FIXTURE, '/nonexistent/postgresql.log'], { progress: true }, { stdout: stdout.stream, stderr: stderr.stream, clock: new SteppingClock(0) });
+    const { code, stdout, stderr: text } = await analyzeCaptured([FIXTURE, '/nonexistent/postgresql.log'], { progress: true }, new SteppingClock(0));
     expect(code).toBe(1);
-    const text = stderr.text();
     // The inputs' size is unknown (one cannot be read): bytes read, no share.
     expect(text).toMatch(/^\r\u001b\[Kpgvigil analyze: 0 MB read, \d+ s/);
     // Every note starts on an erased line.
     expect(text).toContain(`${ERASE}pgvigil analyze: /nonexistent/postgresql.log: ENOENT`);
     expect(text.endsWith(ERASE) || text.endsWith('\n')).toBe(true);
-    expect(stdout.text()).toContain('pgvigil analyze: 2 files, 1,352 lines');
+    expect(stdout).toContain('pgvigil analyze: 2 files, 1,352 lines');
   });
 
   it('is not written unless asked for', async () => {
-    const [stdout, stderr] = [captured(), captured()];
-    expect(await runAnalyze([FIXTURE], {}, { stdout: stdout.stream, stderr: stderr.stream, clock: new SteppingClock(0) })).toBe(0);
-    expect(stderr.text()).toBe('');
+    const { code, stderr } = await analyzeCaptured([FIXTURE], {}, new SteppingClock(0));
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
   });
 });
