@@ -3,7 +3,7 @@
  * (the API's 503): the central database being down is the fleet's state, not pgvigil serve's bug,
  * and the pool reconnects on the next request. Other errors pass unchanged (a 500, logged).
  */
-import { errorCode, errorMessage, isConnectionError } from '../sources/database-pools.js';
+import { errorCode, errorMessage, isConnectionError } from '../lib/pg-errors.js';
 import { StoreUnavailableError, type StoreReads } from '../store/store-reads.js';
 
 export function unreachableAsUnavailable(reads: StoreReads, where: string): StoreReads {

@@ -34,7 +34,8 @@ import { labelsKey } from '../domain/index.js';
 import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.js';
 import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
-import { DatabasePools, errorCode, errorMessage, isConnectionError } from './database-pools.js';
+import { errorCode, errorMessage, isConnectionError } from '../lib/pg-errors.js';
+import { DatabasePools } from './database-pools.js';
 import { describeRoleChange, roleChange, type RoleChange } from './role-change.js';
 
 const UNDEFINED_OBJECT = '42704';
