@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { ConfigError } from './config-error.js';
 import { loadConfig } from './load-config.js';
-import { DEFAULT_IDLE_TIMEOUT_MS } from '../sources/database-pools.js';
+import { DEFAULT_IDLE_TIMEOUT_MS } from '../sources/connection-budget.js';
 
 const dir = suiteTempDir('config');
 function file(name: string, text: string): string {
@@ -113,11 +113,27 @@ describe('loadConfig', () => {
 
   it('takes one Alertmanager URL or a list of them, and refuses one listed twice', () => {
     expect(loadConfig({ file: file('am-one.yaml', 'notify:\n  alertmanager: { url: "http://am1:9093" }\n'), env: {} }).notify.alertmanager)
-      .toEqual({ urls: ['http://am1:9093'] });
+      .toEqual({ urls: ['http://am1:9093'], minSeverity: 'warning' });
     expect(loadConfig({ file: file('am-two.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am2:9093"] }\n'), env: {} }).notify.alertmanager)
-      .toEqual({ urls: ['http://am1:9093', 'http://am2:9093'] });
+      .toEqual({ urls: ['http://am1:9093', 'http://am2:9093'], minSeverity: 'warning' });
     const twice = file('am-twice.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am1:9093"] }\n');
     expect(problemsOf(() => loadConfig({ file: twice, env: {} }))).toEqual([expect.stringMatching(/^notify\.alertmanager\.url\.1: http:\/\/am1:9093 is listed twice/)]);
+  });
+
+  it('takes min_severity per channel (PagerDuty from error, the others from warning by default) and refuses an unknown one', () => {
+    const yaml = [
+      'notify:',
+      '  pagerduty: { routing_key: R0UT1NGKEY }',
+      '  alertmanager: { url: "http://am1:9093", min_severity: info }',
+      '  webhooks:',
+      '    - { url: "http://127.0.0.1:1/a", min_severity: critical }',
+      '    - { url: "http://127.0.0.1:1/b" }',
+    ].join('\n');
+    const { notify } = loadConfig({ file: file('min-severity.yaml', yaml), env: {} });
+    expect([notify.pagerduty?.minSeverity, notify.alertmanager?.minSeverity, ...notify.webhooks.map((w) => w.minSeverity)])
+      .toEqual(['error', 'info', 'critical', 'warning']);
+    const bad = file('min-severity-bad.yaml', 'notify:\n  pagerduty: { routing_key: R0UT1NGKEY, min_severity: page }\n');
+    expect(problemsOf(() => loadConfig({ file: bad, env: {} }))).toEqual(['notify.pagerduty.min_severity: must be one of "info", "warning", "error", "critical" = "page"']);
   });
 
   it('reads secrets from files and refuses an unreadable one', () => {

@@ -11,6 +11,7 @@ import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
 import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
+import type { Severity } from '../domain/alert.js';
 import { resolveForwardPostgres, type ForwardPostgres } from './forward-config.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
@@ -47,13 +48,16 @@ export interface Config {
     disabled: string[];
     idleConnectionTimeoutMs: number;
     databaseLockCheckIntervalMs: number;
+    maxConnections: number;
+    minFreeConnections: number;
+    databases: { include: string[]; exclude: string[] };
   };
   retention: { maxAgeMs: number; maxSizeBytes: number; intervalMs: number; fullResolutionMs: number | null; thinnedStepMs: number };
   notify: {
-    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } | null;
+    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number; minSeverity: Severity } | null;
     /** Every Alertmanager to send each alert to (one, or the members of an HA cluster). */
-    alertmanager: { urls: string[] } | null;
-    webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null }>;
+    alertmanager: { urls: string[]; minSeverity: Severity } | null;
+    webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null; minSeverity: Severity }>;
   };
   rules: RulesOptions;
   /** Forwarding to a central PostgreSQL database (docs/fleet.md); null: off. */
@@ -230,6 +234,9 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       disabled: raw.collectors.disabled,
       idleConnectionTimeoutMs: raw.collectors.idle_connection_timeout_ms,
       databaseLockCheckIntervalMs: raw.collectors.database_lock_check_interval_ms,
+      maxConnections: raw.collectors.max_connections,
+      minFreeConnections: raw.collectors.min_free_connections,
+      databases: raw.collectors.databases,
     },
     retention: {
       maxAgeMs: raw.retention.max_age_days * 86_400_000, maxSizeBytes: raw.retention.max_size_mb * 1_048_576, intervalMs: raw.retention.interval_ms,
@@ -237,12 +244,15 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
       thinnedStepMs: raw.retention.series_thinned_step_minutes * 60_000,
     },
     notify: {
-      pagerduty: pd && routingKey ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms } : null,
-      alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat() },
+      pagerduty: pd && routingKey
+        ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms, minSeverity: pd.min_severity }
+        : null,
+      alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat(), minSeverity: raw.notify.alertmanager.min_severity },
       webhooks: raw.notify.webhooks.map((w, i) => ({
         url: w.url,
         name: w.name,
         hmacSecret: secret(`notify.webhooks.${i}.hmac_secret`, w.hmac_secret, w.hmac_secret_file),
+        minSeverity: w.min_severity,
       })),
     },
   };

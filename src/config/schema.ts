@@ -5,6 +5,7 @@
  * docs: config/pgvigil.example.yaml documents each key; a test checks it loads.
  */
 import { z } from 'zod';
+import { DEFAULT_MIN_SEVERITY, SEVERITIES, type Severity } from '../domain/alert.js';
 import { REDACT_LEVELS } from '../lib/redact.js';
 
 const hostPort = z
@@ -73,6 +74,27 @@ const collectors = z
      * checking more often gains nothing.
      */
     database_lock_check_interval_ms: durationMsBetween(250, 3_000, '250 ms to 3 s (DROP DATABASE waits only 5 s for pgvigil to leave)').default(1_000),
+    /**
+     * Connections to a target at most, every collector and database together; visits to the
+     * databases queue for them. At least 2: one stays on the main database (the probe, the DROP
+     * DATABASE check), one goes from database to database.
+     */
+    max_connections: z.number({ error: 'must be a whole number from 2 to 50' }).int('must be a whole number from 2 to 50').min(2, 'must be at least 2: one connection stays on the main database, one visits the others').max(50, 'at most 50: pgvigil is a guest on the server').default(3),
+    /**
+     * No connection is opened while the server has this many or fewer slots left for ordinary
+     * roles (max_connections less superuser_reserved_connections and, from 16,
+     * reserved_connections, less the client backends): the database visits are skipped and said.
+     */
+    min_free_connections: z.number({ error: 'must be a whole number, 0 or more' }).int('must be a whole number, 0 or more').min(0, 'must be 0 or more').default(5),
+    /**
+     * Which databases the per-database collectors connect to: shell patterns (`*` any run of
+     * characters, `?` one), as pg_dump --exclude-database takes them, matched against the whole
+     * name, case-sensitive. include empty: all; exclude wins. Server-wide views still report every database.
+     */
+    databases: z.object({
+      include: z.array(z.string().min(1)).default([]),
+      exclude: z.array(z.string().min(1)).default([]),
+    }).strict().default({ include: [], exclude: [] }),
   })
   .strict();
 
@@ -93,6 +115,13 @@ const retention = z
   })
   .strict();
 
+/**
+ * The lowest severity a channel is sent (info < warning < error < critical); lower alerts are
+ * still stored, shown on the page and in reports. Once a channel was sent an alert's trigger, it
+ * is sent the alert's later changes and its resolve.
+ */
+const minSeverity = (fallback: Severity) => z.enum(SEVERITIES).default(fallback);
+
 const pagerduty = z
   .object({
     routing_key: z.string().nullable().default(null),
@@ -104,6 +133,7 @@ const pagerduty = z
      * once, counted; 0 pages at once. At most 5 minutes: longer would hide an incident's start.
      */
     group_wait_ms: z.number().int().min(0).max(300_000).default(10_000),
+    min_severity: minSeverity(DEFAULT_MIN_SEVERITY.pagerduty),
   })
   .strict();
 
@@ -119,6 +149,7 @@ const alertmanager = z
         if (url.indexOf(u) < i) ctx.addIssue({ code: 'custom', path: [i], message: `${u} is listed twice` });
       });
     }),
+    min_severity: minSeverity(DEFAULT_MIN_SEVERITY.alertmanager),
   })
   .strict();
 
@@ -133,6 +164,7 @@ const webhook = z
     name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only').nullable().default(null),
     hmac_secret: z.string().nullable().default(null),
     hmac_secret_file: z.string().nullable().default(null),
+    min_severity: minSeverity(DEFAULT_MIN_SEVERITY.webhook),
   })
   .strict();
 

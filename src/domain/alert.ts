@@ -9,7 +9,24 @@
  * - basis: what the conclusion rests on: the log alone (`log`), or the log and sampled series
  *   (`log+samples`). Derived from the evidence, so every rule and every stored alert has one.
  */
-export type Severity = 'critical' | 'error' | 'warning' | 'info';
+/**
+ * The severity scale (docs/rules.md): critical, data or availability at risk now; error, users
+ * affected now and it will not fix itself; warning, it will hurt if it lasts; info, a failure users
+ * saw, explained, that needs no one at 3 am. Lowest first.
+ */
+export const SEVERITIES = ['info', 'warning', 'error', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** `severity` is `min` or above it on the scale. */
+export function severityAtLeast(severity: Severity, min: Severity): boolean {
+  return SEVERITIES.indexOf(severity) >= SEVERITIES.indexOf(min);
+}
+
+/**
+ * The lowest severity each kind of channel is sent when its config names none: a page wakes
+ * someone, so PagerDuty starts at error; Alertmanager and webhooks route further themselves.
+ */
+export const DEFAULT_MIN_SEVERITY = { pagerduty: 'error', alertmanager: 'warning', webhook: 'warning' } as const satisfies Record<string, Severity>;
 export type AlertState = 'firing' | 'resolved';
 
 export interface Evidence {

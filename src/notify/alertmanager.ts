@@ -3,11 +3,13 @@
  * every refreshIntervalMs while it fires (Alertmanager resolves an alert nobody refreshes), and
  * ended with endsAt when it resolves. Alertmanager groups and routes; pgvigil sends every alert.
  */
-import type { Alert, AlertTransition } from '../domain/index.js';
+import { DEFAULT_MIN_SEVERITY, type Alert, type AlertTransition, type Severity } from '../domain/index.js';
 import { postJson } from './http-post.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
 
 export interface AlertmanagerOptions {
+  /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.alertmanager. */
+  minSeverity?: Severity;
   /** Outbox channel name; default 'alertmanager'. */
   channel?: string;
   /** Alertmanager's base URL, e.g. http://127.0.0.1:9093 (a URL ending in /api/v2/alerts is used as is). */
@@ -32,6 +34,7 @@ interface StoredAlert {
 
 export class AlertmanagerNotifier implements Notifier {
   readonly channel: string;
+  readonly minSeverity: Severity;
   readonly groupBy = 'alert' as const;
   readonly groupWaitMs = 0;
   readonly refreshIntervalMs: number;
@@ -41,6 +44,7 @@ export class AlertmanagerNotifier implements Notifier {
 
   constructor(private readonly options: AlertmanagerOptions) {
     this.channel = options.channel ?? 'alertmanager';
+    this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.alertmanager;
     this.refreshIntervalMs = options.refreshIntervalMs ?? 60_000;
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
     const base = options.url.replace(/\/+$/, '');

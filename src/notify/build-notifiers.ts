@@ -17,20 +17,21 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
       eventsUrl: pagerduty.eventsUrl,
       changeUrl: pagerduty.changeUrl,
       groupWaitMs: pagerduty.groupWaitMs,
+      minSeverity: pagerduty.minSeverity,
       clusterFor: (target) => clusterOf.get(target) ?? null,
     }));
   }
   // Every Alertmanager of an HA cluster gets every alert, from its own channel: one that is down
   // never holds up the others. A channel is named by its URL, so reordering the list moves nothing.
-  const alertmanagers = alertmanager?.urls ?? [];
-  for (const url of alertmanagers) {
-    const channel = alertmanagers.length === 1 ? 'alertmanager' : `alertmanager:${alertmanagerName(url)}`;
-    notifiers.push(new AlertmanagerNotifier({ url, channel }));
+  const { urls, minSeverity } = alertmanager ?? { urls: [], minSeverity: undefined };
+  for (const url of urls) {
+    const channel = urls.length === 1 ? 'alertmanager' : `alertmanager:${alertmanagerName(url)}`;
+    notifiers.push(new AlertmanagerNotifier({ url, channel, minSeverity }));
   }
   // Each webhook is its own outbox channel, so one slow receiver never holds up another.
   webhooks.forEach((webhook, i) => {
     const channel = webhook.name !== null ? `webhook:${webhook.name}` : i === 0 ? 'webhook' : `webhook-${i + 1}`;
-    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel }));
+    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel, minSeverity: webhook.minSeverity }));
   });
   return notifiers;
 }

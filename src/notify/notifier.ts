@@ -13,7 +13,7 @@
  * - payload: the JSON a channel stores in the outbox; `send` turns it into the request. Secrets
  *   (routing keys, HMAC secrets) are added at send time, never stored.
  */
-import type { Alert, AlertTransition, Severity } from '../domain/index.js';
+import { severityAtLeast, type Alert, type AlertTransition, type Severity } from '../domain/index.js';
 
 /** An incident as a channel that groups by incident sees it, after the transition was applied. */
 export interface IncidentView {
@@ -71,6 +71,11 @@ export interface Notifier {
   readonly groupWaitMs: number;
   /** Channels that expire firing alerts unless re-sent (Alertmanager) set this; others null. */
   readonly refreshIntervalMs: number | null;
+  /**
+   * Alerts below this severity are not sent to the channel (they are stored and shown). Once a
+   * trigger went out, the channel hears the alert out: its later changes and its resolve.
+   */
+  readonly minSeverity: Severity;
   /** Sends to the same key share a rate limit (PagerDuty: per routing key); null for none. */
   readonly rateLimit: { key: string; perMinute: number } | null;
   /** Pure. Null when the channel does not take this kind of notification. */
@@ -79,10 +84,8 @@ export interface Notifier {
   send(payload: unknown, nowMs: number): Promise<DeliveryResult>;
 }
 
-const SEVERITY_RANK: Record<Severity, number> = { info: 0, warning: 1, error: 2, critical: 3 };
-
 export function highestSeverity(severities: Iterable<Severity>): Severity {
   let best: Severity = 'info';
-  for (const severity of severities) if (SEVERITY_RANK[severity] > SEVERITY_RANK[best]) best = severity;
+  for (const severity of severities) if (!severityAtLeast(best, severity)) best = severity;
   return best;
 }

@@ -59,6 +59,9 @@ export class OutboxTable {
   private readonly countByState;
   private readonly selectForAlert;
   private readonly hasPending;
+  private readonly withholdKey;
+  private readonly releaseKey;
+  private readonly withheldKey;
 
   constructor(db: Db) {
     this.newestPending = db.prepare(
@@ -83,6 +86,9 @@ export class OutboxTable {
     this.countByState = db.prepare('SELECT channel, state, count(*) AS rows FROM outbox GROUP BY channel, state');
     this.selectForAlert = db.prepare('SELECT * FROM outbox WHERE alert_id = ? ORDER BY id');
     this.hasPending = db.prepare(`SELECT 1 FROM outbox WHERE channel = ? AND dedup_key = ? AND state = 'pending' LIMIT 1`).pluck();
+    this.withholdKey = db.prepare('INSERT OR IGNORE INTO notify_withheld (channel, dedup_key) VALUES (?, ?)');
+    this.releaseKey = db.prepare('DELETE FROM notify_withheld WHERE channel = ? AND dedup_key = ?');
+    this.withheldKey = db.prepare('SELECT 1 FROM notify_withheld WHERE channel = ? AND dedup_key = ?').pluck();
   }
 
   /** Files one outbound notification; call inside the transaction that caused it. Returns the row id. */
@@ -122,6 +128,20 @@ export class OutboxTable {
 
   hasPendingFor(channel: string, dedupKey: string): boolean {
     return this.hasPending.get(channel, dedupKey) !== undefined;
+  }
+
+  /** The channel was not sent `dedupKey`'s trigger (below its min_severity); call inside the transaction that decided it. */
+  withhold(channel: string, dedupKey: string): void {
+    this.withholdKey.run(channel, dedupKey);
+  }
+
+  /** Ends withholding `dedupKey` from the channel; true when it was withheld. */
+  release(channel: string, dedupKey: string): boolean {
+    return this.releaseKey.run(channel, dedupKey).changes === 1;
+  }
+
+  isWithheld(channel: string, dedupKey: string): boolean {
+    return this.withheldKey.get(channel, dedupKey) !== undefined;
   }
 
   counts(): QueueCount[] {

@@ -4,11 +4,13 @@
  * The routing key is added at send time: it is never stored in the outbox and never logged.
  */
 import { createHash } from 'node:crypto';
-import type { Alert, Severity } from '../domain/index.js';
+import { DEFAULT_MIN_SEVERITY, type Alert, type Severity } from '../domain/index.js';
 import { postJson } from './http-post.js';
 import type { ChangeEvent, DeliveryResult, IncidentView, Notification, Notifier, Outbound } from './notifier.js';
 
 export interface PagerDutyOptions {
+  /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.pagerduty. */
+  minSeverity?: Severity;
   /** Outbox channel name; default 'pagerduty'. */
   channel?: string;
   /** Integration (routing) key; the lead reads it from a file or an environment variable. */
@@ -41,6 +43,7 @@ interface StoredRequest {
 
 export class PagerDutyNotifier implements Notifier {
   readonly channel: string;
+  readonly minSeverity: Severity;
   readonly groupBy = 'incident' as const;
   readonly groupWaitMs: number;
   readonly refreshIntervalMs: number | null = null;
@@ -51,6 +54,7 @@ export class PagerDutyNotifier implements Notifier {
 
   constructor(private readonly options: PagerDutyOptions) {
     this.channel = options.channel ?? 'pagerduty';
+    this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.pagerduty;
     this.groupWaitMs = options.groupWaitMs ?? 10_000;
     this.eventsUrl = options.eventsUrl ?? PAGERDUTY_EVENTS_URL;
     this.changeUrl = options.changeUrl ?? PAGERDUTY_CHANGE_URL;

@@ -8,11 +8,14 @@
  * header: a structured-field string, so quoted), so a receiver drops a repeat without reading the body.
  */
 import { createHmac } from 'node:crypto';
+import { DEFAULT_MIN_SEVERITY, type Severity } from '../domain/index.js';
 import { changeDeliveryId, transitionDeliveryId } from './delivery-id.js';
 import { postJson } from './http-post.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
 
 export interface WebhookOptions {
+  /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.webhook. */
+  minSeverity?: Severity;
   /** Outbox channel name; default 'webhook' (several webhooks need distinct names). */
   channel?: string;
   url: string;
@@ -27,6 +30,7 @@ const ACCEPTED = Array.from({ length: 100 }, (_, i) => 200 + i);
 
 export class WebhookNotifier implements Notifier {
   readonly channel: string;
+  readonly minSeverity: Severity;
   readonly groupBy = 'alert' as const;
   readonly groupWaitMs = 0;
   readonly refreshIntervalMs: number | null = null;
@@ -34,6 +38,7 @@ export class WebhookNotifier implements Notifier {
 
   constructor(private readonly options: WebhookOptions) {
     this.channel = options.channel ?? 'webhook';
+    this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.webhook;
   }
 
   format(notification: Notification): Outbound | null {

@@ -22,12 +22,14 @@ function input(table: string, overrides: Partial<FireInput> = {}): FireInput {
   };
 }
 
-function setup(): { db: Db; store: AlertStore } {
+/** Every channel takes warnings unless `routing` says otherwise (then each keeps its default). */
+function setup(routing: 'every warning' | 'default min_severity' = 'every warning'): { db: Db; store: AlertStore } {
   const db = openStore(':memory:');
+  const minSeverity = routing === 'every warning' ? 'warning' as const : undefined;
   const notifiers = [
-    new PagerDutyNotifier({ routingKey: 'k'.repeat(32), groupWaitMs: 10_000 }),
-    new AlertmanagerNotifier({ url: 'http://127.0.0.1:9093' }),
-    new WebhookNotifier({ url: 'http://127.0.0.1:1/hook' }),
+    new PagerDutyNotifier({ routingKey: 'k'.repeat(32), groupWaitMs: 10_000, minSeverity }),
+    new AlertmanagerNotifier({ url: 'http://127.0.0.1:9093', minSeverity }),
+    new WebhookNotifier({ url: 'http://127.0.0.1:1/hook', minSeverity }),
   ];
   return { db, store: new AlertStore(db, notifiers) };
 }
@@ -152,5 +154,61 @@ describe('AlertStore', () => {
     expect(store.enqueueRefresh(T0 + 60_000)).toBe(1);
     expect(store.enqueueRefresh(T0 + 60_001)).toBe(0);
     expect(outbox(db).filter((r) => r.channel === 'alertmanager').map((r) => r.action)).toEqual(['trigger']);
+  });
+});
+
+describe('AlertStore routing by min_severity (PagerDuty from error, Alertmanager and webhooks from warning)', () => {
+  const actions = (db: Db) => outbox(db).map((r) => `${r.channel} ${r.action}`);
+
+  it('sends an info alert nowhere, not even its resolve, and stores it', () => {
+    const { db, store } = setup('default min_severity');
+    store.fire(input('orders', { severity: 'info' }), T0);
+    store.fire(input('orders', { severity: 'info', summary: 'more of the same' }), T0 + 5_000);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(actions(db)).toEqual([]);
+    expect(db.prepare('SELECT severity, state FROM alerts').all()).toEqual([{ severity: 'info', state: 'resolved' }]);
+  });
+
+  it('pages a warning nowhere but Alertmanager and webhooks', () => {
+    const { db, store } = setup('default min_severity');
+    store.fire(input('orders'), T0);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(actions(db)).toEqual(['alertmanager trigger', 'webhook trigger', 'alertmanager resolve', 'webhook resolve']);
+  });
+
+  it('sends the trigger when an open alert escalates past min_severity, then hears it out: de-escalation and resolve', () => {
+    const { db, store } = setup('default min_severity');
+    store.fire(input('orders', { severity: 'info' }), T0);
+    store.fire(input('orders', { severity: 'error' }), T0 + 5_000);
+    expect(actions(db)).toEqual(['pagerduty trigger', 'alertmanager trigger', 'webhook trigger']);
+    db.prepare('DELETE FROM outbox').run();
+    store.fire(input('orders', { severity: 'info' }), T0 + 10_000);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(actions(db)).toEqual([
+      'pagerduty trigger', 'alertmanager trigger', 'webhook trigger', 'pagerduty resolve', 'alertmanager resolve', 'webhook resolve',
+    ]);
+  });
+
+  it('withholds an incident until a member reaches min_severity, and a new alert under a key that was withheld starts afresh', () => {
+    const { db, store } = setup('default min_severity');
+    store.fire(input('orders'), T0);
+    store.fire(input('lines', { severity: 'critical' }), T0 + 1_000);
+    expect(outbox(db).filter((r) => r.channel === 'pagerduty').map((r) => r.action)).toEqual(['trigger']);
+    store.resolve(input('orders').dedupKey, T0 + 2_000);
+    store.resolve(input('lines').dedupKey, T0 + 3_000);
+    expect(outbox(db).filter((r) => r.channel === 'pagerduty').map((r) => r.action)).toEqual(['trigger', 'resolve']);
+    db.prepare('DELETE FROM outbox').run();
+    store.fire(input('orders', { severity: 'info' }), T0 + 4_000);
+    store.resolve(input('orders').dedupKey, T0 + 5_000);
+    store.fire(input('orders'), T0 + 6_000);
+    expect(actions(db)).toEqual(['alertmanager trigger', 'webhook trigger']);
+    expect(db.prepare('SELECT count(*) FROM notify_withheld').pluck().get()).toBe(1);
+  });
+
+  it('does not refresh a withheld alert to Alertmanager', () => {
+    const { db, store } = setup('default min_severity');
+    store.fire(input('orders', { severity: 'info' }), T0);
+    expect(store.enqueueRefresh(T0 + 60_000)).toBe(0);
+    expect(outbox(db)).toEqual([]);
   });
 });

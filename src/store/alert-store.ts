@@ -8,8 +8,8 @@
  * storm on 40 tables is one page that says "40 tables", updated as members fire and resolve, and
  * resolved when the last member resolves.
  */
-import type { Alert, AlertTransition, Evidence, Severity } from '../domain/index.js';
-import type { IncidentView, Notification, Notifier } from '../notify/notifier.js';
+import { severityAtLeast, type Alert, type AlertTransition, type Evidence, type Severity } from '../domain/index.js';
+import type { IncidentView, Notification, Notifier, Outbound } from '../notify/notifier.js';
 import { highestSeverity } from '../notify/notifier.js';
 import { OutboxTable } from '../notify/outbox-table.js';
 import type { Db } from './open-store.js';
@@ -31,7 +31,15 @@ export interface TransitionResult {
 }
 
 /** The notifier parts the store needs to file notifications (formatting is pure). */
-export type NotificationFormatter = Pick<Notifier, 'channel' | 'groupBy' | 'groupWaitMs' | 'refreshIntervalMs' | 'format'>;
+export type NotificationFormatter = Pick<Notifier, 'channel' | 'groupBy' | 'groupWaitMs' | 'refreshIntervalMs' | 'minSeverity' | 'format'>;
+
+/** What a fire opened: a new alert, and with it perhaps a new incident. */
+interface Opened {
+  alert: boolean;
+  incident: boolean;
+}
+
+const NOTHING_OPENED: Opened = { alert: false, incident: false };
 
 export interface AlertRow {
   id: number;
@@ -113,7 +121,7 @@ export class AlertStore {
       );
       const alert = this.alertById(Number(info.lastInsertRowid));
       const transition = this.record(alert, 'firing', nowMs);
-      this.notify(alert, transition, incident.row, incident.created, nowMs);
+      this.notify(alert, transition, incident.row, { alert: true, incident: incident.created }, nowMs);
       return { alert, transition };
     })();
     this.emit(result);
@@ -141,7 +149,7 @@ export class AlertStore {
       const alert = this.alertById(open.id);
       const transition = this.record(alert, 'resolved', nowMs);
       const incident = open.incident_id === null ? null : (this.sql.incidentById.get(open.incident_id) as IncidentRow);
-      this.notify(alert, transition, incident, false, nowMs);
+      this.notify(alert, transition, incident, NOTHING_OPENED, nowMs);
       return { alert, transition };
     })();
     if (result) this.emit(result);
@@ -171,7 +179,7 @@ export class AlertStore {
         for (const notifier of channels) {
           if (this.outbox.hasPendingFor(notifier.channel, alert.dedupKey)) continue;
           const outbound = notifier.format({ kind: 'alert', alert, transition });
-          if (outbound === null) continue;
+          if (outbound === null || this.outbox.isWithheld(notifier.channel, outbound.dedupKey)) continue;
           this.outbox.enqueue(notifier.channel, outbound, nowMs, nowMs, alert.id);
           rows++;
         }
@@ -185,11 +193,11 @@ export class AlertStore {
     const alert = this.alertById(open.id);
     const incident = open.incident_id === null ? null : (this.sql.incidentById.get(open.incident_id) as IncidentRow);
     if (open.severity === input.severity) {
-      if (open.summary !== input.summary) this.notify(alert, transitionOf(alert, 'firing', alert.startedMs), incident, false, nowMs, 'pending only');
+      if (open.summary !== input.summary) this.notify(alert, transitionOf(alert, 'firing', alert.startedMs), incident, NOTHING_OPENED, nowMs, 'pending only');
       return { alert, transition: null };
     }
     const transition = this.record(alert, 'firing', nowMs);
-    this.notify(alert, transition, incident, false, nowMs);
+    this.notify(alert, transition, incident, NOTHING_OPENED, nowMs);
     return { alert, transition };
   }
 
@@ -207,10 +215,11 @@ export class AlertStore {
   }
 
   /**
-   * Files the outbox rows of one transition, per channel: the alert itself or its incident.
-   * 'pending only': rewrites the notifications still waiting and files no new one.
+   * Files the outbox rows of one transition, per channel: the alert itself or its incident, if
+   * the channel takes its severity (routed). 'pending only': rewrites the notifications still
+   * waiting and files no new one.
    */
-  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, created: boolean, nowMs: number, only?: 'pending only'): void {
+  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, opened: Opened, nowMs: number, only?: 'pending only'): void {
     const view = incident ? this.incidentView(incident, transition, nowMs) : null;
     for (const notifier of this.notifiers) {
       const notification: Notification = notifier.groupBy === 'incident' && view
@@ -219,9 +228,30 @@ export class AlertStore {
       const outbound = notifier.format(notification);
       if (outbound === null) continue;
       if (only === 'pending only' && !this.outbox.hasPendingFor(notifier.channel, outbound.dedupKey)) continue;
-      const dueMs = created && view !== null && notifier.groupBy === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
+      const created = notification.kind === 'incident' ? opened.incident : opened.alert;
+      const severity = notification.kind === 'incident' ? notification.incident.severity : alert.severity;
+      if (!this.routed(notifier, outbound, severity, created)) continue;
+      const dueMs = opened.incident && notification.kind === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
       this.outbox.enqueue(notifier.channel, outbound, nowMs, dueMs, alert.id);
     }
+  }
+
+  /**
+   * Whether the channel is sent `outbound`, by its min_severity. A new alert (or incident) below it
+   * is withheld, and so are its changes until one reaches it; then the trigger goes out and the
+   * channel hears the rest, a de-escalation and the resolve included. A withheld one's resolve is
+   * not sent: the channel never heard of it.
+   */
+  private routed(notifier: NotificationFormatter, outbound: Outbound, severity: Severity, created: boolean): boolean {
+    const { channel } = notifier;
+    if (outbound.action === 'resolve') return !this.outbox.release(channel, outbound.dedupKey);
+    if (outbound.action !== 'trigger') return true;
+    if (severityAtLeast(severity, notifier.minSeverity)) {
+      this.outbox.release(channel, outbound.dedupKey);
+      return true;
+    }
+    if (created) this.outbox.withhold(channel, outbound.dedupKey);
+    return !created && !this.outbox.isWithheld(channel, outbound.dedupKey);
   }
 
   /** The incident after `transition`; resolves it when its last firing member resolved. */

@@ -176,4 +176,14 @@ export const MIGRATIONS: readonly string[] = [
     updated_ms INTEGER NOT NULL
   );
   `,
+  // 7: the alerts (or incidents) a channel was not sent because they were below its min_severity
+  // (issue #23): their later changes stay unsent until one reaches it, and their resolve is never
+  // sent. A key absent was sent, so alerts open in a store from before keep their resolves.
+  `
+  CREATE TABLE notify_withheld (
+    channel   TEXT NOT NULL,
+    dedup_key TEXT NOT NULL,
+    PRIMARY KEY (channel, dedup_key)
+  ) WITHOUT ROWID;
+  `,
 ];

@@ -51,8 +51,12 @@ async function rig(name: string, notifiers: PagerDutyNotifier[]): Promise<Rig> {
   return { db, alerts, outbox, stop: async () => { await outbox.stop(); db.close(); } };
 }
 
+/** Takes warnings (vacuum-held-back's severity) unless `options` says otherwise; PagerDuty's own default is error. */
 const pd = (options: Partial<ConstructorParameters<typeof PagerDutyNotifier>[0]> = {}) =>
-  new PagerDutyNotifier({ routingKey: ROUTING_KEY, eventsUrl: receiver.eventsUrl, changeUrl: receiver.changeUrl, groupWaitMs: 0, requestTimeoutMs: 2_000, ...options });
+  new PagerDutyNotifier({
+    routingKey: ROUTING_KEY, eventsUrl: receiver.eventsUrl, changeUrl: receiver.changeUrl, groupWaitMs: 0, requestTimeoutMs: 2_000,
+    minSeverity: 'warning', ...options,
+  });
 
 const pendingRows = (db: Db) => db.prepare(`SELECT count(*) FROM outbox WHERE state = 'pending'`).pluck().get() as number;
 
@@ -98,7 +102,7 @@ describe('PagerDuty delivery', () => {
   });
 
   it('keeps an event PagerDuty refuses (400) as rejected, visible in the API and the metrics, and does not retry it', async () => {
-    const wrongKey = new PagerDutyNotifier({ channel: 'pagerduty_wrong_key', routingKey: 'not-the-key', eventsUrl: receiver.eventsUrl, groupWaitMs: 0 });
+    const wrongKey = new PagerDutyNotifier({ channel: 'pagerduty_wrong_key', routingKey: 'not-the-key', eventsUrl: receiver.eventsUrl, groupWaitMs: 0, minSeverity: 'warning' });
     current = await rig('rejected', [wrongKey]);
     const { alerts, db, outbox } = current;
     const before = receiver.received.length;
@@ -136,6 +140,30 @@ describe('PagerDuty delivery', () => {
     expect(incident.open).toBe(true);
     alerts.resolve(vacuumAlert('t11').dedupKey, Date.now());
     await receiver.waitFor(() => !incident.open, 10_000, 'incident resolved');
+    expect(receiver.pages).toBe(pagesBefore + 1);
+  });
+
+  it('by default pages from error up: an info and a warning stay off PagerDuty until one escalates, whose resolve then closes the page', async () => {
+    current = await rig('min-severity', [pd({ minSeverity: undefined })]);
+    const { alerts, db, outbox } = current;
+    const pagesBefore = receiver.pages;
+    const before = receiver.received.length;
+    const conflicts: FireInput = { ...vacuumAlert('orders'), ruleId: 'recovery-conflict-cancellations', dedupKey: 'recovery-conflict-cancellations/db1/snapshot', severity: 'info' };
+    alerts.fire(conflicts, Date.now());
+    alerts.fire(vacuumAlert('lines'), Date.now());
+    alerts.resolve(conflicts.dedupKey, Date.now());
+    await outbox.deliverDue();
+    expect(receiver.received.length).toBe(before);
+    expect(pendingRows(db)).toBe(0);
+
+    alerts.fire({ ...vacuumAlert('lines'), severity: 'error' }, Date.now());
+    await receiver.waitFor(() => receiver.pages === pagesBefore + 1 && pendingRows(db) === 0, 10_000, 'page on escalation');
+    alerts.fire(vacuumAlert('lines'), Date.now());
+    alerts.resolve(vacuumAlert('lines').dedupKey, Date.now());
+    await receiver.waitFor(() => !receiver.incidents.at(-1)!.open && pendingRows(db) === 0, 10_000, 'page resolved');
+    expect(receiver.received.slice(before).map((r) => [r.body.event_action, (r.body.payload as { severity?: string } | undefined)?.severity])).toEqual([
+      ['trigger', 'error'], ['trigger', 'warning'], ['resolve', undefined],
+    ]);
     expect(receiver.pages).toBe(pagesBefore + 1);
   });
 
