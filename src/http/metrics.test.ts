@@ -212,7 +212,7 @@ describe('Metrics from polled samples', () => {
     const gzipped = await metrics.renderChunks('gzip');
     const inflated = gunzipSync(Buffer.concat(gzipped)).toString('utf8');
     expect(withoutLiveValues(inflated)).toBe(withoutLiveValues(identity));
-    expect(identity).toContain('pgvigil_alert_firing{target="db1",rule="deadlocks",severity="warning"} 1\n');
+    expect(identity).toContain('pgvigil_alert_firing{target="db1",rule="deadlocks",dedup_key="d",severity="warning"} 1\n');
     expect(identity).toContain('pg_b{target="db1",datname="shop"} 2\n');
     // The compressed cached part is kept: the next scrape sends the same buffer, not a new one.
     expect((await metrics.renderChunks('gzip'))[0]).toBe(gzipped[0]);
@@ -412,8 +412,9 @@ describe('Metrics of pgvigil itself', () => {
     metrics.attachAlerts(alerts);
     alerts.fire({ ruleId: 'vacuum-held-back', dedupKey: 'k', severity: 'critical', target: 'db1', labels: { 'table-name': 'orders', rule: 'spoof' }, summary: 's', evidence: { eventIds: [], series: [], facts: {} } }, 2);
     const text = await metrics.render();
-    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="before-attach",severity="info"} 1\n');
-    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="vacuum-held-back",severity="critical",table_name="orders"} 1\n');
+    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="before-attach",dedup_key="b",severity="info"} 1\n');
+    expect(text).toContain('pgvigil_alert_firing{target="db1",rule="vacuum-held-back",dedup_key="k",severity="critical",table_name="orders"} 1\n');
+    expect(text).toContain('pgvigil_alert_summary_info{target="db1",rule="vacuum-held-back",dedup_key="k",summary="s"} 1\n');
     alerts.resolve('k', 3);
     expect(await metrics.render()).not.toContain('vacuum-held-back');
   });
