@@ -8,6 +8,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 180_000,
-    reporters: ['default'],
+    // skip-summary: how many tests were skipped and why, at the end of every run.
+    reporters: ['default', './test/reporters/skip-summary.ts'],
   },
 });

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../store/open-store.js';
 import type { AnalyzeReport } from '../report/analyze-text.js';
 import { analyzeCaptured as analyze } from '../../test/helpers/analyze-io.js';
+import { expectGolden } from '../../test/helpers/golden-file.js';
 import type { AnalyzeOptions } from './analyze.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
@@ -135,9 +136,7 @@ describe('pgvigil analyze text', () => {
     const { code, stdout } = await analyze([log]);
     expect(code).toBe(0);
     const text = stdout.replaceAll(log, '<log>');
-    const golden = path.join(GOLDEN_DIR, `${name}.txt`);
-    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, text);
-    expect(text).toBe(readFileSync(golden, 'utf8'));
+    expectGolden(path.join(GOLDEN_DIR, `${name}.txt`), text);
   });
 });
 

@@ -1,11 +1,12 @@
 /**
  * The tool gate: tests that need a Debian tool run when it is installed, skip with the reason
- * (and how to install it) when it is not, and FAIL instead of skipping under CI=true, where
+ * (and how to install it) when it is not, and FAIL instead of skipping under CI (any truthy value, ci.ts), where
  * .ci/run installs every tool, so a missing install step cannot hide behind a green run.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it, type SuiteFactory, type TestFunction } from 'vitest';
+import { isCi } from './ci.js';
 import { pgAvailability } from './pg-binaries.js';
 
 export type ToolName = 'pg15' | 'pg19' | 'pgbadger' | 'promtool' | 'prometheus' | 'alertmanager' | 'postgres_exporter' | 'chromium' | 'strace';
@@ -46,7 +47,7 @@ export function toolPath(name: Exclude<ToolName, 'pg15' | 'pg19'>): string {
 export function describeWithTool(tool: ToolName, title: string, fn: SuiteFactory): void {
   const status = toolAvailable(tool);
   if (status.ok) return void describe(title, fn);
-  if (mustHaveTools()) return void describe(title, () => it(`requires ${tool}`, () => failMissing(tool, status)));
+  if (isCi()) return void describe(title, () => it(`requires ${tool}`, () => failMissing(tool, status)));
   warnOnce(tool, status);
   describe.skip(`${title} [skipped: ${status.why}]`, fn);
 }
@@ -54,7 +55,7 @@ export function describeWithTool(tool: ToolName, title: string, fn: SuiteFactory
 export function itWithTool(tool: ToolName, title: string, fn: TestFunction, timeoutMs?: number): void {
   const status = toolAvailable(tool);
   if (status.ok) return void it(title, fn, timeoutMs);
-  if (mustHaveTools()) return void it(`${title} (requires ${tool})`, () => failMissing(tool, status));
+  if (isCi()) return void it(`${title} (requires ${tool})`, () => failMissing(tool, status));
   warnOnce(tool, status);
   it.skip(`${title} [skipped: ${status.why}]`, fn);
 }
@@ -66,7 +67,7 @@ export function itWithTool(tool: ToolName, title: string, fn: TestFunction, time
 export function requireTool(tool: ToolName, context?: { skip: (note?: string) => void }): void {
   const status = toolAvailable(tool);
   if (status.ok) return;
-  if (context && !mustHaveTools()) {
+  if (context && !isCi()) {
     warnOnce(tool, status);
     context.skip(status.why);
     return;
@@ -74,12 +75,8 @@ export function requireTool(tool: ToolName, context?: { skip: (note?: string) =>
   failMissing(tool, status);
 }
 
-function mustHaveTools(): boolean {
-  return process.env.CI === 'true';
-}
-
 function failMissing(tool: ToolName, status: ToolStatus): never {
-  const ci = mustHaveTools() ? ' (CI=true: missing tools fail instead of skipping; .ci/run must install it)' : '';
+  const ci = isCi() ? ' (CI set: missing tools fail instead of skipping; .ci/run must install it)' : '';
   throw new Error(`${tool} is required: ${status.why}${ci}`);
 }
 

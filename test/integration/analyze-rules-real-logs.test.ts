@@ -7,17 +7,17 @@
  * and at any wall-clock date.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OfflineAlert } from '../../src/report/alerts-text.js';
 import type { AnalyzeReport } from '../../src/report/analyze-text.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { expectGolden } from '../helpers/golden-file.js';
 import { caseName, readCase } from '../helpers/scenarios/fixture-case.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const GOLDEN_DIR = path.join(ROOT, 'test/fixtures/analyze-rules');
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
 
 /** The log of a recorded case, relative to the repository root (as the evidence cites it). */
 function logOf(major: number, format: 'stderr' | 'csvlog' | 'jsonlog', scenario: string): string {
@@ -33,14 +33,7 @@ async function alertsOf(file: string): Promise<OfflineAlert[]> {
 }
 
 function golden(name: string, alerts: OfflineAlert[]): void {
-  const file = path.join(GOLDEN_DIR, `${name}.json`);
-  const text = `${JSON.stringify(alerts, null, 2)}\n`;
-  if (UPDATE || !existsSync(file)) {
-    if (!UPDATE) throw new Error(`no golden file ${file}: run with UPDATE_GOLDEN=1 and review it`);
-    mkdirSync(GOLDEN_DIR, { recursive: true });
-    writeFileSync(file, text);
-  }
-  expect(text).toBe(readFileSync(file, 'utf8'));
+  expectGolden(path.join(GOLDEN_DIR, `${name}.json`), `${JSON.stringify(alerts, null, 2)}\n`);
 }
 
 /** What the alerts say, without where in the file (the formats differ there). */

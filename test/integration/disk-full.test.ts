@@ -7,7 +7,7 @@
  * below the filesystem's size, the store stays within its budget while ticks pour in, the oldest
  * go first and the disk never fills.
  *
- * Needs root (mount); skipped with the reason otherwise, and failing instead under CI=true,
+ * Needs root (mount); skipped with the reason otherwise, and failing instead under CI,
  * where .ci/run runs as root.
  */
 import { execFileSync } from 'node:child_process';
@@ -18,6 +18,7 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
 import { usedBytes } from '../../src/store/retention.js';
+import { isCi } from '../helpers/ci.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
 import { countLogFiles, LogWorkload } from '../helpers/log-workload.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
@@ -42,9 +43,9 @@ function cannotMount(): string | null {
 }
 
 const missing = cannotMount();
-if (missing !== null && process.env.CI === 'true') throw new Error(`${missing}; under CI=true this test must run (.ci/run runs as root)`);
+if (missing !== null && isCi()) throw new Error(`${missing}; under CI this test must run (.ci/run runs as root)`);
 
-describe.skipIf(missing !== null)(`a full disk under the store${missing === null ? '' : ` (skipped: ${missing})`}`, () => {
+describe.skipIf(missing !== null)(`a full disk under the store${missing === null ? '' : ` [skipped: ${missing}]`}`, () => {
   const mountPoint = mkdtempSync(join(tmpdir(), 'pgvigil-disk-full-'));
   const workload = new LogWorkload({ label: 'disk-full', tickEveryMs: 20, padBytes: 400 });
   let primary: PgServer;

@@ -21,13 +21,14 @@ import { inputFormatName, type InputFormat } from '../../src/parsers/formats/inp
 import { readLines } from '../../src/sources/offline-reader.js';
 import { SourceParser } from '../../src/sources/source-parser.js';
 import { csvlogToCnpg, csvlogToLogplex, joinStderr, stderrEntryGroups, stderrToCloudLogging } from '../helpers/format-fixtures.js';
+import { expectGolden, updatingGoldens } from '../helpers/golden-file.js';
 import { FIXTURES_DIR, readCase } from '../helpers/scenarios/fixture-case.js';
 import { eventsToNdjson } from '../helpers/scenarios/parse-log.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { itWithTool, toolPath } from '../helpers/tools.js';
 
 const FORMATS_DIR = path.resolve(FIXTURES_DIR, '../formats');
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
+const UPDATE = updatingGoldens();
 
 interface FormatCase {
   name: string;
@@ -87,9 +88,7 @@ describe('envelope format fixtures', () => {
       const detected = parser.format;
       expect(detected === null ? null : inputFormatName(detected.format, detected.envelope)).toBe(c.format);
       const actual = eventsToNdjson(events, dir);
-      const expectedFile = path.join(dir, 'expected.ndjson');
-      if (UPDATE) fs.writeFileSync(expectedFile, actual);
-      expect(actual).toBe(fs.readFileSync(expectedFile, 'utf8'));
+      expectGolden(path.join(dir, 'expected.ndjson'), actual);
       expect(events.length).toBeGreaterThan(0);
       expect(Object.keys(parser.stats()?.unparsed_by_reason ?? {}).filter((r) => r !== 'not_postgres')).toEqual([]);
     });

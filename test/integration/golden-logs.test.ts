@@ -11,17 +11,15 @@
  * (test/helpers/scenarios/expectations.ts), so a regenerated golden cannot quietly accept a
  * lost field; and no line of a real log may be left unparsed by the framing.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AnyLogEvent } from '../../src/domain/index.js';
+import { expectGolden } from '../helpers/golden-file.js';
 import { caseName, EXPECTED_FILE, FIXTURES_DIR, listCases, readCase } from '../helpers/scenarios/fixture-case.js';
 import { expectScenarioEvents, expectVacuumReport, findEvent } from '../helpers/scenarios/expectations.js';
 import { eventsToNdjson, parseLogFile, type ParsedLog } from '../helpers/scenarios/parse-log.js';
 import { SCENARIOS } from '../helpers/scenarios/index.js';
 
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
-const CI = process.env.CI === 'true';
 const cases = listCases();
 
 async function parseCase(name: string): Promise<{ parsed: ParsedLog; dir: string; major: number; scenario: string; provenance: string }> {
@@ -53,13 +51,7 @@ describe('golden log fixtures', () => {
     it(name, async () => {
       const { parsed, dir, major, scenario, provenance } = await parseCase(name);
       const actual = eventsToNdjson(parsed.events, dir);
-      const expectedFile = path.join(dir, EXPECTED_FILE);
-      if (UPDATE || !fs.existsSync(expectedFile)) {
-        if (!UPDATE && CI) throw new Error(`${expectedFile} is missing: run UPDATE_GOLDEN=1 locally, review and commit it`);
-        fs.writeFileSync(expectedFile, actual);
-      } else {
-        expect(actual).toBe(fs.readFileSync(expectedFile, 'utf8'));
-      }
+      expectGolden(path.join(dir, EXPECTED_FILE), actual);
       expect(parsed.stats.examples, 'lines the framing could not read').toEqual([]);
       expect(parsed.events.length).toBeGreaterThan(0);
       if (provenance === 'recorded') expectScenarioEvents(scenario, parsed.events, major);

@@ -20,12 +20,11 @@ import { silentLogger } from '../../src/lib/logger.js';
 import { offlineLanguage } from '../../src/parsers/lang/index.js';
 import { readLines } from '../../src/sources/offline-reader.js';
 import { SourceParser, type PipelineStats } from '../../src/sources/source-parser.js';
+import { expectGolden } from '../helpers/golden-file.js';
 import { expectScenarioEvents } from '../helpers/scenarios/expectations.js';
 import { FIXTURES_DIR } from '../helpers/scenarios/fixture-case.js';
 import { eventsToNdjson } from '../helpers/scenarios/parse-log.js';
 
-const UPDATE = process.env.UPDATE_GOLDEN === '1';
-const CI = process.env.CI === 'true';
 const LANG_DIR = path.resolve(FIXTURES_DIR, '../logs-lang');
 const FORMATS: Readonly<Record<string, string>> = { '.log': 'stderr', '.csv': 'csvlog', '.json': 'jsonlog' };
 
@@ -75,13 +74,7 @@ describe('recorded logs of servers writing another language, replayed offline', 
           expect(got.events.every((event) => event.language === lang)).toBe(true);
           expectScenarioEvents(scenario, got.events, 15);
           const actual = eventsToNdjson(got.events, dir);
-          const golden = path.join(dir, `expected-${format}.ndjson`);
-          if (UPDATE || !fs.existsSync(golden)) {
-            if (!UPDATE && CI) throw new Error(`${golden} is missing: run UPDATE_GOLDEN=1 locally, review and commit it`);
-            fs.writeFileSync(golden, actual);
-          } else {
-            expect(actual).toBe(fs.readFileSync(golden, 'utf8'));
-          }
+          expectGolden(path.join(dir, `expected-${format}.ndjson`), actual);
         });
       }
       it(`--lang ${lang} reads the stderr log as detection does (the major still told by the file)`, async () => {

@@ -21,6 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyLogEvent } from '../../src/domain/index.js';
 import { readShippedCatalogs } from '../../src/parsers/lang/catalog.js';
 import { Translator } from '../../src/parsers/lang/translator.js';
+import { isCi } from '../helpers/ci.js';
 import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../helpers/pg-harness.js';
 import { expectScenarioEvents } from '../helpers/scenarios/expectations.js';
 import { FIXTURES_DIR, readCase } from '../helpers/scenarios/fixture-case.js';
@@ -87,7 +88,7 @@ describeWithTool('pg15', 'logs of PostgreSQL 15 servers writing another language
   for (const [language, locale] of Object.entries(LOCALES)) {
     const present = locales.has(locale.toLowerCase().replace('utf-8', 'utf8'));
     const why = `locale ${locale} is not generated: add it to /etc/locale.gen and run locale-gen (.ci/run does)`;
-    if (!present && process.env.CI === 'true') {
+    if (!present && isCi()) {
       it(`${language} (requires ${locale})`, () => expect.fail(why));
       continue;
     }
