@@ -64,16 +64,19 @@ async function openFile(file: string): Promise<OpenReads> {
 }
 
 async function openCentral(dsn: string, filter: CentralFilter, log: Logger): Promise<OpenReads> {
-  const [{ default: pgModule }, { connectionHint, describeConnection }, { requireCentralSchema }, { CentralReads }, { unreachableAsUnavailable }] = await Promise.all([
+  const [{ default: pgModule }, { connectionHint, describeConnection, pgClientConfig }, { requireCentralSchema }, { CentralReads }, { unreachableAsUnavailable }] = await Promise.all([
     import('pg'), import('./lib/pg-connection.js'), import('./central/migrate-central.js'), import('./central/central-reads.js'),
     import('./central/unreachable-reads.js'),
   ]);
   const url = conninfoToUrl(dsn);
   if (!url.ok) throw Object.assign(new Error(`--store: ${url.problem}`), { code: 'CENTRAL_DSN' });
   const config: pg.PoolConfig = {
-    connectionString: url.url, application_name: 'pgvigil serve', max: 4, connectionTimeoutMillis: 10_000, statement_timeout: 60_000,
-    // Every session read-only, even for a role that could write.
-    options: '-c default_transaction_read_only=on',
+    ...pgClientConfig(url.url, {
+      application_name: 'pgvigil serve', connectionTimeoutMillis: 10_000, statement_timeout: 60_000,
+      // Every session read-only, even for a role that could write.
+      options: '-c default_transaction_read_only=on',
+    }),
+    max: 4,
   };
   const pool = new pgModule.Pool(config);
   // An idle connection the server closed (a restart) is replaced on the next request.

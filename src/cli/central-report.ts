@@ -8,7 +8,7 @@ import { EXIT } from './exit-codes.js';
 import { writeReport, type ReportFormat } from './report.js';
 
 export async function runCentralReport(dsn: string, window: CentralWindow, format: ReportFormat, output: string | undefined): Promise<number> {
-  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection }, central, { requireCentralSchema }, { renderIncidentReport }] = await Promise.all([
+  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }, central, { requireCentralSchema }, { renderIncidentReport }] = await Promise.all([
     import('pg'), import('../lib/conninfo.js'), import('../lib/pg-connection.js'), import('../central/central-report.js'),
     import('../central/migrate-central.js'), import('../report/render-incident-report.js'),
   ]);
@@ -17,7 +17,7 @@ export async function runCentralReport(dsn: string, window: CentralWindow, forma
     process.stderr.write(`pgvigil report: --store ${url.problem}\n`);
     return EXIT.USAGE;
   }
-  const config = { connectionString: url.url, application_name: 'pgvigil report', connectionTimeoutMillis: 10_000, statement_timeout: 120_000 };
+  const config = pgClientConfig(url.url, { application_name: 'pgvigil report', connectionTimeoutMillis: 10_000, statement_timeout: 120_000 });
   const client = new pg.Client(config);
   client.on('error', () => undefined);
   try {

@@ -70,7 +70,7 @@ export function centralCommand(setExitCode: (code: number) => void): Command {
 }
 
 async function withCentral(flags: CentralFlags, verb: string, work: (client: import('pg').Client, config: import('pg').ClientConfig) => Promise<void>): Promise<number> {
-  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection }] = await Promise.all([
+  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }] = await Promise.all([
     import('pg'), import('../lib/conninfo.js'), import('../lib/pg-connection.js'),
   ]);
   const dsn = flags.dsn ?? process.env.PGVIGIL_FORWARD_POSTGRES_DSN;
@@ -83,7 +83,7 @@ async function withCentral(flags: CentralFlags, verb: string, work: (client: imp
     process.stderr.write(`pgvigil central ${verb}: --dsn ${url.problem}\n`);
     return EXIT.USAGE;
   }
-  const config = { connectionString: url.url, application_name: 'pgvigil central', connectionTimeoutMillis: 10_000 };
+  const config = pgClientConfig(url.url, { application_name: 'pgvigil central', connectionTimeoutMillis: 10_000 });
   const client = new pg.Client(config);
   // A server restarting under this connection must not end the process: the work reports it.
   client.on('error', () => undefined);

@@ -1,16 +1,17 @@
 /**
- * node-postgres settings for the central connection: the dsn, the password file, TLS as libpq's
- * sslmode means it, and timeouts that bound how long a slow central database can hold a batch.
+ * node-postgres settings for the central connection: the dsn, the password file (over the dsn's),
+ * TLS as libpq's sslmode means it, and timeouts that bound how long a slow central database can
+ * hold a batch.
  */
 import type { ClientConfig } from 'pg';
 import type { ForwardPostgres } from '../config/forward-config.js';
+import { pgClientConfig } from '../lib/pg-connection.js';
 
 /** A central statement (a COPY of one batch) that takes longer than this is given up and retried. */
 const STATEMENT_TIMEOUT_MS = 60_000;
 
 export function centralClientConfig(forward: Pick<ForwardPostgres, 'url' | 'password' | 'tls'>): ClientConfig {
-  return {
-    connectionString: forward.url,
+  return pgClientConfig(forward.url, {
     application_name: 'pgvigil forward',
     connectionTimeoutMillis: 10_000,
     statement_timeout: STATEMENT_TIMEOUT_MS,
@@ -19,7 +20,7 @@ export function centralClientConfig(forward: Pick<ForwardPostgres, 'url' | 'pass
     keepAlive: true,
     ...(forward.password !== null ? { password: forward.password } : {}),
     ...(forward.tls !== null ? { ssl: sslOptions(forward.tls) } : {}),
-  };
+  });
 }
 
 function sslOptions(tls: NonNullable<ForwardPostgres['tls']>): ClientConfig['ssl'] {

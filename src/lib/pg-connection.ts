@@ -1,38 +1,78 @@
 /**
- * How pgvigil connects to a target: its dsn (a URL: loadConfig turns keyword/value strings into
- * one) over PG* environment variables and libpq defaults, which node-postgres honours. Shared by the poller, `pgvigil check` and the
- * log-settings lookup so every connection says who it is (application_name) the same way.
+ * How pgvigil connects to a server: its dsn (a URL: loadConfig turns keyword/value strings into
+ * one) under the fields pgvigil sets itself, over PG* environment variables and libpq defaults,
+ * which node-postgres honours. Every connection pgvigil opens (poller, `pgvigil check`, the
+ * log-settings lookup, the forwarder, the central store) is configured here.
  */
 import type { ClientConfig } from 'pg';
+import { parse } from 'pg-connection-string';
 import type { Target } from '../config/load-config.js';
 
+/**
+ * Sent at connect with every connection: a startup option outranks the database's and the role's
+ * own search_path (ALTER DATABASE/ROLE ... SET). Without it, whoever owns a database could put a
+ * schema of theirs before pg_catalog (or a better-matching function in public) and have pgvigil
+ * run their code with pg_monitor's rights at the next poll. pg_temp last: named explicitly, it is
+ * never searched first for tables, and never for functions or operators.
+ */
+export const PINNED_SEARCH_PATH_OPTION = '-c search_path=pg_catalog,pg_temp';
+
+/**
+ * A node-postgres config from a dsn and the fields pgvigil sets itself (password_file's password,
+ * the database of a per-database connection, timeouts); those win over the dsn's. node-postgres
+ * lets every field it parses from a connectionString replace the explicit ones: a dsn without a
+ * password gave password '' and lost password_file's. So the dsn is parsed here and never handed
+ * on. A field the dsn leaves empty stays unset: PG* variables and libpq defaults still apply.
+ */
+export function pgClientConfig(dsn: string | null | undefined, fields: Omit<ClientConfig, 'connectionString'> = {}): ClientConfig {
+  const fromDsn = dsn ? dsnFields(dsn) : {};
+  // The operator's options (the dsn's; PGOPTIONS, which node-postgres reads only when no options
+  // are given), then pgvigil's, then the pin: a later -c wins, so the pin always holds.
+  const options = [fromDsn.options ?? process.env.PGOPTIONS, fields.options, PINNED_SEARCH_PATH_OPTION]
+    .filter((part): part is string => part !== undefined && part.trim() !== '');
+  return { ...fromDsn, ...fields, options: [...new Set(options)].join(' ') };
+}
+
+/** The fields of a dsn, as node-postgres reads them, but the database name decoded whole. */
+function dsnFields(dsn: string): ClientConfig {
+  const parsed = parse(dsn);
+  const fields: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (value !== '' && value !== null && value !== undefined) fields[key] = value;
+  }
+  if (typeof fields.port === 'string') fields.port = Number(fields.port);
+  // pg-connection-string decodes the path with decodeURI, which leaves %3A, %2F, %26, %2B, %3F
+  // (and the other reserved characters) encoded: a database named `a:b` was never reached.
+  const database = databaseOfUrl(dsn);
+  if (database !== null) fields.database = database;
+  return fields as ClientConfig;
+}
+
+function databaseOfUrl(dsn: string): string | null {
+  try {
+    const name = decodeURIComponent(new URL(dsn).pathname.slice(1));
+    return name === '' ? null : name;
+  } catch {
+    // Not a URL node-postgres reads the same way (a socket path, a stray %): its own reading stands.
+    return null;
+  }
+}
+
 export function clientConfigFor(target: Pick<Target, 'dsn' | 'password'>, database?: string): ClientConfig {
-  const config: ClientConfig = {
+  return pgClientConfig(target.dsn, {
     application_name: 'pgvigil',
     connectionTimeoutMillis: 5_000,
-    ...(target.dsn ? { connectionString: target.dsn } : {}),
     ...(target.password ? { password: target.password } : {}),
-  };
-  // Per-database connections (pg_stat_user_tables is per database) keep everything else.
-  if (database !== undefined) config.database = database;
-  return config;
+    // Per-database connections (pg_stat_user_tables is per database) keep everything else.
+    ...(database !== undefined ? { database } : {}),
+  });
 }
 
 /** Where a connection goes, for messages: never includes the password. */
 export function describeConnection(config: ClientConfig): string {
-  let url: URL | null = null;
-  try {
-    url = config.connectionString ? new URL(config.connectionString) : null;
-  } catch {
-    // loadConfig accepts only dsns that parse; anything else falls back to the environment.
-  }
-  // As node-postgres reads a URL: a host=/port=/user= query parameter wins over the authority.
-  const part = (name: string, fromAuthority: string | undefined): string | undefined =>
-    url?.searchParams.get(name) || fromAuthority || undefined;
-  const host = part('host', url?.hostname) ?? process.env.PGHOST ?? 'localhost';
-  const port = part('port', url?.port) ?? process.env.PGPORT ?? '5432';
-  const database = decodeURIComponent(url?.pathname.slice(1) ?? '') || config.database || process.env.PGDATABASE ||
-    part('user', url?.username) || process.env.PGUSER || 'postgres';
+  const host = config.host || process.env.PGHOST || 'localhost';
+  const port = config.port || process.env.PGPORT || '5432';
+  const database = config.database || process.env.PGDATABASE || config.user || process.env.PGUSER || 'postgres';
   return `${host}:${port}/${database}`;
 }
 

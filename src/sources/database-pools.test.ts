@@ -12,7 +12,7 @@ describe('databaseClientConfig', () => {
     ['a config without a dsn', { host: 'db1', database: 'postgres' }],
   ])('%s connects to the database asked for, keeping the rest', (_, connection) => {
     expect(databaseOf(databaseClientConfig(connection, 'shop'))).toBe('shop');
-    expect(databaseOf(databaseClientConfig(connection, 'two words'))).toBe('two words');
+    for (const name of ['two words', 'a:b/c?d&e+f#g', '%2F', 'ünï "q"']) expect(databaseOf(databaseClientConfig(connection, name))).toBe(name);
     expect(databaseOf(databaseClientConfig(connection, null))).toBe('postgres');
     expect(new pg.Client(databaseClientConfig(connection, 'shop')).host).toBe('db1');
   });

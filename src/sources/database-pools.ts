@@ -11,6 +11,7 @@ import pg from 'pg';
 import { DEFAULT_TIMEOUT_MS, POLL_LOCK_TIMEOUT_MS, POLLER_APPLICATION_NAME } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 import { errorCode, errorMessage, isConnectionError } from '../lib/pg-errors.js';
+import { pgClientConfig } from '../lib/pg-connection.js';
 
 /** Longer than the default intervals, so a database's connection lasts from one visit to the next. */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
@@ -123,17 +124,15 @@ export class DatabasePools {
 }
 
 /**
- * The target's connection, to database db (null: as configured). node-postgres lets a
- * connectionString's database win over `database`, so a URL gets its path replaced; without that,
- * every per-database collector of a target configured by dsn queried the main database.
+ * The target's connection, to database db (null: as configured). The database is a field of its
+ * own, never put into a URL: names with any character (`:`, `/`, `?`, quotes, spaces) reach their
+ * database. A dsn is read by pgClientConfig (which pins search_path); a config without one
+ * already was (clientConfigFor).
  */
 export function databaseClientConfig(connection: string | pg.ClientConfig, db: string | null): pg.ClientConfig {
-  const config: pg.ClientConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
-  if (db === null) return config;
-  if (config.connectionString === undefined) return { ...config, database: db };
-  const url = new URL(config.connectionString);
-  url.pathname = `/${encodeURIComponent(db)}`;
-  return { ...config, connectionString: url.toString() };
+  const { connectionString, ...fields } = typeof connection === 'string' ? { connectionString: connection } : connection;
+  const config = connectionString === undefined ? fields : pgClientConfig(connectionString, fields);
+  return db === null ? config : { ...config, database: db };
 }
 
 const INT8_OID = 20;

@@ -1,7 +1,8 @@
 /**
  * Identifiers from the server are data, never SQL: databases, schemas and tables named with
- * quotes, backslashes, spaces, line breaks, unicode and the full 63 bytes are polled through a
- * connection per database (database-pools.ts builds the connection, never a `\c` or SQL text),
+ * quotes, backslashes, spaces, line breaks, unicode, every character a URL reserves and the full
+ * 63 bytes are polled through a connection per database (database-pools.ts builds the connection,
+ * the database a field of its own: never a URL path, a `\c` or SQL text),
  * land in /metrics with label values escaped so the exposition still parses (promtool), and are
  * found again through the API by the same names. PostgreSQL 18 from the harness.
  */
@@ -17,7 +18,8 @@ import { startOutputs, type OutputsRig } from './metrics-real-feed.js';
 
 // NAMEDATALEN - 1 = 63 bytes: 31 two-byte characters and one more byte.
 const SIXTY_THREE_BYTES = `${'é'.repeat(31)}x`;
-const DATABASES = ['we"ird db', 'back\\slash\'quote', 'line\nbreak', ' 🐘 ünïcödé', SIXTY_THREE_BYTES, '%2F..%2Fetc'];
+// Every character a URL reserves: the database is a connection field of its own, never a URL path.
+const DATABASES = ['we"ird db', 'back\\slash\'quote', 'line\nbreak', ' 🐘 ünïcödé', SIXTY_THREE_BYTES, '%2F..%2Fetc', 'a:b/c?d&e+f#g=h;i@j,k$l!m[n]o', '50% off'];
 const SCHEMA = 'sch "ema\\';
 const TABLE = `ta"ble\n${'ß'.repeat(25)}`;
 
