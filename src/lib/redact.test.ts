@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectLinear } from '../../test/helpers/linear-time.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
-import { redactEvent, redactSample, redactSqlLiterals } from './redact.js';
+import { redactEvent, redactLine, redactRowData, redactSample, redactSqlLiterals } from './redact.js';
 
 describe('redactSqlLiterals', () => {
   it.each([
@@ -11,6 +11,16 @@ describe('redactSqlLiterals', () => {
     ["INSERT INTO t2 VALUES (X'ff', B'101', N'nat', U&'d\\0061') -- card 4111\nRETURNING id /* secret */", 'INSERT INTO t2 VALUES (?, ?, ?, ?) ?\nRETURNING id ?'],
     ["SELECT 'unterminated hunter2", 'SELECT ?'],
     ['ALTER TABLE orders ADD COLUMN x int DEFAULT 5', 'ALTER TABLE orders ADD COLUMN x int DEFAULT ?'],
+    // Comments nest: the first */ does not end the outer one.
+    ['SELECT 1 /* a /* b */ hunter2 */ FROM t', 'SELECT ? ? FROM t'],
+    // Tags of any alphabet, of any length.
+    ['SELECT $données$hunter2$données$, $日本$hunter2$日本$ FROM t', 'SELECT ?, ? FROM t'],
+    [`SELECT $${'t'.repeat(80)}$hunter2$${'t'.repeat(80)}$ FROM t`, 'SELECT ? FROM t'],
+    ['SELECT $1, $2 FROM t', 'SELECT $1, $2 FROM t'],
+    // standard_conforming_strings unknown: kept only what both readings keep.
+    ["SELECT 'it\\'s hunter2' FROM t", 'SELECT ?'],
+    ["SELECT 'C:\\' AS p, name FROM t WHERE x = 'bob'", 'SELECT ?'],
+    ["SELECT U&'d\\0061t' UESCAPE '!', E'\\\\', x FROM t", 'SELECT ? UESCAPE ?, ?, x FROM t'],
   ])('%s', (sql, expected) => expect(redactSqlLiterals(sql)).toBe(expected));
 });
 
@@ -44,6 +54,38 @@ describe('redactEvent', () => {
   });
 });
 
+describe('redactRowData', () => {
+  const generic = (sqlstate: string | null, level: AnyLogEvent['level'] = 'ERROR') => ({ kind: 'generic', level, sqlstate }) as const;
+  it.each([
+    ['unique', 'Key (email)=(alice@example.com) already exists.', generic('23505'), 'Key (email)=(?) already exists.'],
+    ['unique, no SQLSTATE in the log', 'Key (lower(email::text))=(alice@example.com) already exists.', generic(null, 'LOG'), 'Key (lower(email::text))=(?) already exists.'],
+    ['a value holding parentheses', 'Key (a, b)=(x) y), (z) already exists.', generic(null), 'Key (a, b)=(?) already exists.'],
+    ['foreign key', 'Key (user_id)=(42) is not present in table "users".', generic('23503'), 'Key (user_id)=(?) is not present in table "users".'],
+    ['foreign key, German', 'Schlüssel (user_id)=(42) ist nicht in Tabelle »users« vorhanden.', generic(null), 'Schlüssel (user_id)=(?) ist nicht in Tabelle »users« vorhanden.'],
+    ['foreign key, Chinese', '表 "users" 中不存在键 (user_id)=(42)。', generic(null), '表 "users" 中不存在键 (user_id)=(?)。'],
+    ['exclusion', 'Key (room, during)=(1, [10:00,11:00)) conflicts with existing key (room, during)=(1, [10:30,12:00)).', generic('23P01'), 'Key (room, during)=(?).'],
+    ['partition key', 'Partition key of the failing row contains (region) = (eu-alice).', generic('23514'), 'Partition key of the failing row contains (region) = (?).'],
+    ['not null', 'Failing row contains (1, alice@example.com, null).', generic('23502'), 'Failing row contains (?).'],
+    ['check, no SQLSTATE in the log', 'Failing row contains (7, -3.00, alice).', generic(null), 'Failing row contains (?).'],
+    ['check, Japanese, no SQLSTATE', '失敗した行は(7, alice)を含みます', generic(null), '失敗した行は(?)を含みます'],
+    ['check, Georgian', 'შეცდომიანი მწკრივი "(7, alice)"-ს შეიცავს.', generic('23514'), 'შეცდომიანი მწკრივი "(?)"-ს შეიცავს.'],
+    ['a row cut short', 'Failing row contains (7, alice', generic('23514'), 'Failing row contains (?'],
+  ])('replaces the row data of a DETAIL: %s', (_what, detail, event, expected) => expect(redactRowData(detail, event)).toBe(expected));
+
+  it.each([
+    ['another SQLSTATE', 'Array value must start with "{" (or dimension information).', generic('22P02')],
+    ['a LOG line, no SQLSTATE', 'The failed archive command was: cp (x) y', generic(null, 'LOG')],
+    ['a classified event', 'User query might have needed to see row versions (x) that must be removed.', { kind: 'recovery_conflict', level: 'ERROR', sqlstate: null } as const],
+  ])('keeps a DETAIL without row data: %s', (_what, detail, event) => expect(redactRowData(detail, event)).toBe(detail));
+
+  it('applies to events at literals and statements, and to raw lines', () => {
+    const unique = { ...event('duplicate key value violates unique constraint "users_email_key"', { classified: false, detail: 'Key (email)=(alice@example.com) already exists.' }), kind: 'generic', sqlstate: '23505' } as AnyLogEvent;
+    for (const level of ['literals', 'statements'] as const) expect(redactEvent(unique, level).details).toMatchObject({ detail: 'Key (email)=(?) already exists.' });
+    expect(redactEvent(unique, 'off').details).toMatchObject({ detail: 'Key (email)=(alice@example.com) already exists.' });
+    expect(redactLine('DETAIL:  Failing row contains (1, alice).', 'literals')).toBe('DETAIL:  Failing row contains (?).');
+  });
+});
+
 describe('redactSample', () => {
   const session: Sample = { target: 't', name: 'pg_lock_waits_session_wait_seconds', labels: { pid: '7', query: "SELECT 'hunter2'" }, tsMs: 0, value: 3 };
   it('redacts or removes the query label only', () => {
@@ -58,6 +100,8 @@ describe('redactSqlLiterals on adversarial input', () => {
     ['literals with prefixes, numbers, dollar signs, comments', "E'a' x'1' 12 $$ $ -- \n"],
     ['an unclosed dollar quote after many tags', '$a$ $b$ '],
     ['quoted identifiers and doubled quotes', '"a""b" \'c\'\'d\' '],
+    ['backslashes read both ways', "'a\\' b' \\ E'\\' "],
+    ['comments opened and never closed', '/* /* x */ '],
   ])('stays linear: %s', (_what, unit) => {
     expectLinear('redactSqlLiterals', (n) => unit.repeat(Math.ceil(n / unit.length)), (sql) => redactSqlLiterals(sql), 128_000);
   });

@@ -5,42 +5,51 @@
  * nothing downstream (the store, /api, /metrics, reports, notifications) ever holds the text.
  *
  * - `off`: everything as logged.
- * - `literals`: in statement text, string literals ('...', E'...', $$...$$), numbers and
- *   comments become `?`; a `Parameters: $1 = '...'` DETAIL is dropped. The statement's shape
- *   (commands, tables, columns) stays, so the rules that read statements still work.
+ * - `literals` (the default): in statement text, string literals ('...', E'...', U&'...',
+ *   B'...', X'...', $tag$...$tag$), numbers and comments (nested ones too) become `?`; a
+ *   `Parameters: $1 = '...'` DETAIL is dropped; the row data a DETAIL quotes (`Key (email)=(?)
+ *   already exists.`, `Failing row contains (?).`) is replaced. The statement's shape (commands,
+ *   tables, columns) stays, so the rules that read statements still work.
  * - `statements`: statement text is not kept at all (fields null, the SQL of a statement log line
  *   becomes `?`, the `query` label of polled sessions is removed); parameters are dropped too.
  *   Rules that need the statement (the DDL in a lock queue, REPACK runs from the log) lose it.
+ *   Row data in DETAILs is replaced as at `literals`.
  *
  * What is statement text: the STATEMENT of an entry (`details.statement`), the crash report's
  * query, a deadlock's `Process N: query`, CONTEXT (it quotes PL/pgSQL and SQL), the SQL of
  * `statement:` / `duration: ... statement|execute|parse|bind ...:` lines, and the `query` label
  * of polled sessions. Kept as written in every mode: error messages themselves (they quote
  * identifiers, and sometimes a value: `invalid input syntax for type integer: "abc"`).
- * Never throws; linear in the text (one pass, no regex over the SQL).
+ * Never throws; linear in the text (two passes at most, no regex over the SQL).
  */
-import type { AnyLogEvent, Sample } from '../domain/index.js';
+import type { AnyLogEvent, LogLevel, Sample } from '../domain/index.js';
 
 export const REDACT_LEVELS = ['off', 'literals', 'statements'] as const;
 export type RedactLevel = (typeof REDACT_LEVELS)[number];
 
 const PLACEHOLDER = '?';
 
+/** A span [from, to) of text that is replaced by one `?`. */
+type Span = readonly [from: number, to: number];
+
 /**
  * `sql` with its literals and comments replaced by `?`; a literal cut short (a truncated query)
  * runs to the end. `quotedIdentifiers` false for text that quotes SQL in double quotes (CONTEXT:
  * `SQL statement "SELECT 'x'"`), where a double quote protects nothing.
+ *
+ * Whether a backslash escapes in a plain '...' string depends on the server's
+ * standard_conforming_strings, which pgvigil does not know: the text is read both ways and only
+ * what both readings keep is kept (`'it\'s hunter2'` is one literal one way, `'it\'` and a stray
+ * quote the other; either way no literal of the true reading survives).
  */
 export function redactSqlLiterals(sql: string, quotedIdentifiers = true): string {
-  // Kept text is copied as slices between replacements, joined once: appending a character at a
-  // time makes one object per character, and reading a growing string's end flattens it each time.
-  const out: string[] = [];
-  let keptFrom = 0;
-  const replace = (from: number, to: number): void => {
-    if (from > keptFrom) out.push(sql.slice(keptFrom, from));
-    out.push(PLACEHOLDER);
-    keptFrom = to;
-  };
+  const standard = literalSpans(sql, quotedIdentifiers, false);
+  return replaceSpans(sql, sql.includes('\\') ? unionOfSpans(standard, literalSpans(sql, quotedIdentifiers, true)) : standard);
+}
+
+/** The literals and comments of `sql`, in order; `backslashEscapes`: standard_conforming_strings off. */
+function literalSpans(sql: string, quotedIdentifiers: boolean, backslashEscapes: boolean): Span[] {
+  const spans: Span[] = [];
   let i = 0;
   const n = sql.length;
   while (i < n) {
@@ -50,17 +59,18 @@ export function redactSqlLiterals(sql: string, quotedIdentifiers = true): string
       // A quoted identifier: kept whole, so its contents are never read as a literal.
       i = closing(sql, i + 1, '"', false);
     } else if (c === "'") {
-      // The prefix (E, B, X, N, U&) belongs to the literal; E'...' takes backslash escapes.
+      // The prefix (E, B, X, N, U&) belongs to the literal; E'...' always takes backslash escapes.
       const prefix = literalPrefixLength(sql, i);
-      const end = closing(sql, i + 1, "'", prefix === 1 && (prev === 'e' || prev === 'E'));
-      replace(i - prefix, end);
+      const end = closing(sql, i + 1, "'", backslashEscapes || (prefix === 1 && (prev === 'e' || prev === 'E')));
+      spans.push([i - prefix, end]);
       i = end;
     } else if (c === '$' && !isWordChar(prev)) {
-      const tag = /^\$([A-Za-z_][A-Za-z0-9_]*)?\$/.exec(sql.slice(i, i + 64));
-      if (tag) {
-        const close = sql.indexOf(tag[0], i + tag[0].length);
-        const end = close === -1 ? n : close + tag[0].length;
-        replace(i, end);
+      const tagEnd = dollarTagEnd(sql, i);
+      if (tagEnd !== -1) {
+        const tag = sql.slice(i, tagEnd);
+        const close = sql.indexOf(tag, tagEnd);
+        const end = close === -1 ? n : close + tag.length;
+        spans.push([i, end]);
         i = end;
       } else {
         // $1: a bind placeholder, kept.
@@ -70,22 +80,78 @@ export function redactSqlLiterals(sql: string, quotedIdentifiers = true): string
     } else if (isDigit(c) && !isWordChar(prev)) {
       const start = i;
       while (i < n && (isWordChar(sql[i]!) || sql[i] === '.' || ((sql[i] === '+' || sql[i] === '-') && /[eE]/.test(sql[i - 1]!)))) i++;
-      replace(start, i);
+      spans.push([start, i]);
     } else if (c === '-' && sql[i + 1] === '-') {
       const newline = sql.indexOf('\n', i);
       const end = newline === -1 ? n : newline;
-      replace(i, end);
+      spans.push([i, end]);
       i = end;
     } else if (c === '/' && sql[i + 1] === '*') {
-      const close = sql.indexOf('*/', i + 2);
-      const end = close === -1 ? n : close + 2;
-      replace(i, end);
+      const end = commentEnd(sql, i + 2);
+      spans.push([i, end]);
       i = end;
     } else {
       i++;
     }
   }
-  if (n > keptFrom) out.push(sql.slice(keptFrom));
+  return spans;
+}
+
+/**
+ * Index just past the `$tag$` opening at `at`, or -1 when `$` opens none (a `$1` placeholder).
+ * A tag is an identifier without `$`: letters of any alphabet (`$données$`), digits after the first.
+ */
+function dollarTagEnd(sql: string, at: number): number {
+  let i = at + 1;
+  if (i < sql.length && sql[i] !== '$') {
+    if (isDigit(sql[i]!) || !isWordChar(sql[i]!)) return -1;
+    while (i < sql.length && sql[i] !== '$' && isWordChar(sql[i]!)) i++;
+  }
+  return sql[i] === '$' ? i + 1 : -1;
+}
+
+/** Index just past the `*\/` that closes a comment opened before `from`: comments nest in PostgreSQL. */
+function commentEnd(sql: string, from: number): number {
+  let depth = 1;
+  let i = from;
+  while (i < sql.length) {
+    if (sql[i] === '/' && sql[i + 1] === '*') {
+      depth++;
+      i += 2;
+    } else if (sql[i] === '*' && sql[i + 1] === '/') {
+      i += 2;
+      if (--depth === 0) return i;
+    } else i++;
+  }
+  return sql.length;
+}
+
+/** Spans covering every position either list covers; overlapping spans merge. Both lists in order. */
+function unionOfSpans(a: readonly Span[], b: readonly Span[]): Span[] {
+  const out: Array<[number, number]> = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const next = j >= b.length || (i < a.length && a[i]![0] <= b[j]![0]) ? a[i++]! : b[j++]!;
+    const last = out.at(-1);
+    if (last !== undefined && next[0] < last[1]) last[1] = Math.max(last[1], next[1]);
+    else out.push([next[0], next[1]]);
+  }
+  return out;
+}
+
+/** `text` with each span replaced by `?`. */
+function replaceSpans(text: string, spans: readonly Span[]): string {
+  // Kept text is copied as slices between replacements, joined once: appending a character at a
+  // time makes one object per character, and reading a growing string's end flattens it each time.
+  const out: string[] = [];
+  let keptFrom = 0;
+  for (const [from, to] of spans) {
+    if (from > keptFrom) out.push(text.slice(keptFrom, from));
+    out.push(PLACEHOLDER);
+    keptFrom = to;
+  }
+  if (text.length > keptFrom) out.push(text.slice(keptFrom));
   return out.join('');
 }
 
@@ -136,6 +202,34 @@ function redactMessage(message: string, level: RedactLevel): string {
 
 const STATEMENT_FIELDS = ['statement', 'context', 'query'] as const;
 
+/**
+ * `(email)=(alice@example.com)`, `(a, b) = (1, 2)`: the key and its values as PostgreSQL prints
+ * them into unique, exclusion, foreign-key and partition DETAILs (BuildIndexValueDescription,
+ * ri_ReportViolation, ExecBuildSlotPartitionKeyDescription). The shape is built outside the
+ * translated text, so it reads alike in every language.
+ */
+const KEY_VALUES = /\)\s?=\s?\(/;
+/** Integrity constraint violations: their DETAIL quotes the failing row (`Failing row contains (...)`). */
+const INTEGRITY_CLASS = '23';
+const ERROR_LEVELS: ReadonlySet<LogLevel> = new Set(['ERROR', 'FATAL', 'PANIC']);
+
+/**
+ * A DETAIL with the row data it quotes replaced: the values of a `(key)=(values)` (the key's
+ * columns stay), and the row of an integrity violation (`Failing row contains (?).`). Values are
+ * printed unquoted and may hold parentheses, so a value runs to the last `)` of the text: more is
+ * redacted rather than less. The failing row's sentence is translated, so it is found by its
+ * SQLSTATE (class 23) and, when the log does not carry one (stderr without %e), in the DETAIL of
+ * every error no classifier understood.
+ */
+export function redactRowData(detail: string, event: Pick<AnyLogEvent, 'kind' | 'level' | 'sqlstate'>): string {
+  const key = KEY_VALUES.exec(detail);
+  const integrity = event.sqlstate === null ? event.kind === 'generic' && ERROR_LEVELS.has(event.level) : event.sqlstate.startsWith(INTEGRITY_CLASS);
+  const from = key !== null ? key.index + key[0].length : integrity ? detail.indexOf('(') + 1 : 0;
+  if (from === 0) return detail;
+  const to = detail.lastIndexOf(')');
+  return detail.slice(0, from) + PLACEHOLDER + (to >= from ? detail.slice(to) : '');
+}
+
 /** The event with its statement text redacted at `level` (the same object for `off`). */
 export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent {
   if (level === 'off') return event;
@@ -144,7 +238,7 @@ export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent
     const value = details[field];
     if (typeof value === 'string') details[field] = redactText(value, level, field !== 'context');
   }
-  if (typeof details.detail === 'string' && PARAMETERS_DETAIL.test(details.detail)) details.detail = null;
+  if (typeof details.detail === 'string') details.detail = PARAMETERS_DETAIL.test(details.detail) ? null : redactRowData(details.detail, event);
   if (Array.isArray(details.processes)) {
     details.processes = (details.processes as Array<Record<string, unknown>>).map((p) => (typeof p.query === 'string' ? { ...p, query: redactText(p.query, level) } : p));
   }
@@ -152,10 +246,13 @@ export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent
   return { ...event, message: redactMessage(event.message, level), details } as unknown as AnyLogEvent;
 }
 
+const UNKNOWN_LINE = { kind: 'generic', level: 'ERROR', sqlstate: null } as const;
+
 /** A raw log line (one not understood, kept as an example): its literals at `literals`, nothing at `statements`. */
 export function redactLine(line: string, level: RedactLevel): string {
   if (level === 'off') return line;
-  return level === 'statements' ? PLACEHOLDER : redactSqlLiterals(line, false);
+  // Whose line it is is unknown: read as an error's DETAIL (any row data it may quote goes too).
+  return level === 'statements' ? PLACEHOLDER : redactSqlLiterals(redactRowData(line, UNKNOWN_LINE), false);
 }
 
 /** The sample with its `query` label (a polled session's SQL) redacted at `level`. */
