@@ -29,6 +29,9 @@ describe('loadConfig', () => {
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 9899 });
     expect(config.dbPath).toBe('./pgvigil.db');
     expect(config.targets).toEqual([{ name: 'default', cluster: null, dsn: null, password: null, log: null }]);
+    // pgvigil stores and serves statements: their values stay out unless asked for.
+    expect(config.redact).toBe('literals');
+    expect(loadConfig({ file: 'config/pgvigil.example.yaml', env: {} }).redact).toBe('literals');
   });
 
   it('defaults the poller connection timings to what the poller was built around', () => {

@@ -249,8 +249,11 @@ export const configSchema = z
     /** Bearer token file for the HTTP API; required when listen is not a loopback address. */
     http_token_file: z.string().nullable().default(null),
     http: http.default(http.parse({})),
-    /** Statement text kept from log entries and polled sessions: off, literals, statements (src/lib/redact.ts). */
-    redact: z.enum(REDACT_LEVELS).default('off'),
+    /**
+     * Statement text kept from log entries and polled sessions: off, literals, statements (src/lib/redact.ts).
+     * literals by default: pgvigil stores statements and serves them; their values are the users' data.
+     */
+    redact: z.enum(REDACT_LEVELS).default('literals'),
     /** Single-server shorthand: dsn and log describe one target named "default". */
     dsn: z.string().nullable().default(null),
     log: z.string().nullable().default(null),
