@@ -30,6 +30,7 @@ import { AnalyzeProgress } from './analyze-progress.js';
 import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 import { offlineLanguage } from '../parsers/lang/index.js';
+import { isKnownTimeZone } from '../parsers/timestamp.js';
 
 export interface AnalyzeOptions {
   format?: InputFormat;
@@ -101,6 +102,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   const examples: AnalyzeReport['unparsed_examples'] = [];
   const firstLines = new Map<string, string>();
   const notUnderstood: AnalyzeFileReport[] = [];
+  const mostlyUnread: Array<{ report: AnalyzeFileReport; stats: PipelineStats }> = [];
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
@@ -146,7 +148,8 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         };
         reports.push(report);
         if (report.lines > 0 && report.error === null && (file.stats?.entries ?? 0) === 0) notUnderstood.push(report);
-        if (file.error) note(`pgvigil analyze: ${file.path}: ${file.error}\n`);
+        else if (file.stats && mostlyNotUnderstood(file.stats)) mostlyUnread.push({ report, stats: file.stats });
+        if (file.error && options.json) note(`pgvigil analyze: ${file.path}: ${file.error}\n`);
         if (file.language !== null) note(languageNote(file.path, file.language));
         if (file.firstLine !== null) firstLines.set(file.path, file.firstLine);
         overLongLines += file.overLongLines;
@@ -180,7 +183,8 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
         // Whatever was read before the failure (a truncated .gz) is kept and reported.
         handle(parser.flush());
         report.error = (err as Error).message;
-        note(`pgvigil analyze: ${file}: ${report.error}\n`);
+        // The text summary lists the file with its error; a JSON one is for machines, so a person reads it here.
+        if (options.json) note(`pgvigil analyze: ${file}: ${report.error}\n`);
       }
       if (firstLine !== null) firstLines.set(file, firstLine);
       await drain();
@@ -189,6 +193,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
       report.prefix = parser.format?.prefix ?? null;
       const stats = parser.stats();
       if (report.lines > 0 && report.error === null && (stats?.entries ?? 0) === 0) notUnderstood.push(report);
+      else if (stats && mostlyNotUnderstood(stats)) mostlyUnread.push({ report, stats });
       if (stats) {
         // A line not understood may be a statement's: redacted like one.
         for (const e of stats.examples) if (examples.length < MAX_EXAMPLES) examples.push({ file, ...e, text: redactLine(e.text, redactLevel) });
@@ -224,7 +229,8 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
   if (notUnderstood.length > 0) note(nothingUnderstood(notUnderstood, firstLines, options));
-  return notALog || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
+  for (const { report: file, stats } of mostlyUnread) note(mostlyUnreadNote(file, stats, options));
+  return notALog || mostlyUnread.length > 0 || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
 }
 
 /** The bytes of the inputs when every one is a plain file (a progress line's total); null otherwise. */
@@ -240,6 +246,24 @@ async function plainBytesOf(files: readonly string[]): Promise<number | null> {
     }
   }
   return total;
+}
+
+/**
+ * More than half of a file's lines did not start an entry with the prefix in use: a wrong --prefix
+ * (or a detected one that fits only some lines) reads a fraction of the log and counts the rest as
+ * unread, which a summary alone does not make plain.
+ */
+function mostlyNotUnderstood(stats: PipelineStats): boolean {
+  return stats.lines > 0 && (stats.unparsed_by_reason.prefix_mismatch ?? 0) * 2 > stats.lines;
+}
+
+function mostlyUnreadNote(file: AnalyzeFileReport, stats: PipelineStats, options: Pick<AnalyzeOptions, 'prefix'>): string {
+  const mismatched = stats.unparsed_by_reason.prefix_mismatch ?? 0;
+  const prefix = options.prefix !== undefined ? `--prefix ${JSON.stringify(options.prefix)}` : `log_line_prefix ${JSON.stringify(file.prefix ?? '')} (detected)`;
+  const first = stats.examples.find((e) => e.reason === 'prefix_mismatch');
+  const example = first ? `; the first is line ${first.line}: ${JSON.stringify(first.text.length > 120 ? `${first.text.slice(0, 120)}...` : first.text)}` : '';
+  return `pgvigil analyze: ${file.path}: ${mismatched} of ${stats.lines} lines do not match ${prefix}${example}\n` +
+    "  Give the server's log_line_prefix with --prefix (psql: SHOW log_line_prefix), or leave --prefix out to detect it.\n";
 }
 
 /** Lines but not one entry: the wrong file, or a format or prefix pgvigil did not guess. Says what was tried and which flag fixes it. */
@@ -354,6 +378,11 @@ function positiveInteger(text: string): number {
   return n;
 }
 
+function timeZone(text: string): string {
+  if (!isKnownTimeZone(text)) throw new InvalidArgumentError('not a time zone: give the server\'s log_timezone as an IANA name (e.g. "Europe/Paris", "UTC") or "UTC+3"');
+  return text;
+}
+
 /** The `analyze` subcommand; the exit code goes to `setExitCode`. */
 export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
@@ -361,7 +390,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .argument('<files...>', "log files, directories, quoted globs ('logs/*.gz') or - for stdin; read in the order of their first timestamps")
     .addOption(new Option('--format <format>', 'log format (README: Formats)').choices(INPUT_FORMATS).default('auto'))
     .option('--prefix <prefix>', "log_line_prefix of stderr logs (default: detected)")
-    .option('--tz <zone>', 'time zone for timestamps without one (IANA name)')
+    .option('--tz <zone>', 'time zone for timestamps without one (IANA name)', timeZone)
     .option('--json', 'print one JSON document instead of text')
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')

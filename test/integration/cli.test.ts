@@ -59,6 +59,30 @@ describe('pgvigil CLI', () => {
     expect(pgvigil(['check', '--config', config]).stdout).toMatch(/^WARN\s+listen\s+0\.0\.0\.0:\d+ is reachable from other hosts and the API has no token \(http\.allow_unauthenticated\)/m);
   });
 
+  it('analyze: a bad --tz is a usage error, a missing file is said once, a wrong --prefix is named with the first unread line', () => {
+    const log = 'test/fixtures/logs/pg13-stderr-deadlock/deadlock.log';
+    const badZone = pgvigil(['analyze', '--tz', 'Mars/Base', log]);
+    expect(badZone.code).toBe(EXIT.USAGE);
+    expect(badZone.stderr).toContain("option '--tz <zone>' argument 'Mars/Base' is invalid. not a time zone");
+    expect(badZone.stderr).not.toMatch(/internal error|^\s+at /m);
+
+    const missing = pgvigil(['analyze', join(dir, 'nonexistent.log')]);
+    expect(missing.code).toBe(EXIT.FAILURE);
+    expect(`${missing.stdout}${missing.stderr}`.match(/ENOENT/g)).toHaveLength(1);
+
+    const wrongPrefix = pgvigil(['analyze', '--prefix', '%t [%p] ', log]);
+    expect(wrongPrefix.code).toBe(EXIT.FAILURE);
+    const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l !== '');
+    // Entry lines whose text after "[pid] " is not the level: their prefix goes on (%q%u@%d).
+    const unread = lines.filter((l) => /^\S+ \S+ UTC \[\d+\] /.test(l) && !/^\S+ \S+ UTC \[\d+\] [A-Z]+:/.test(l)).length;
+    expect(wrongPrefix.stderr).toContain(`${log}: ${unread} of ${lines.length} lines do not match --prefix "%t [%p] "; the first is line 1: ${JSON.stringify(`${lines[0]!.slice(0, 120)}...`)}`);
+    expect(wrongPrefix.stderr).toContain('SHOW log_line_prefix');
+    // The detected prefix reads it all: no such note.
+    const detected = pgvigil(['analyze', log]);
+    expect(detected.code).toBe(EXIT.OK);
+    expect(detected.stderr).not.toContain('do not match');
+  });
+
   it('exits 2 on an unknown flag or subcommand, or a missing argument, of every command, and 0 on --help', () => {
     for (const args of [['run', '--bogus'], ['frobnicate'], ['analyze'], ['analyze', '--jobs', '0', 'x.log'], ['report', '--bogus'], ['rules', '--bogus'], ['serve', '--bogus'], ['demo', '--bogus'], ['central', 'migrate', '--bogus']]) {
       expect({ args, code: pgvigil(args).code }).toEqual({ args, code: EXIT.USAGE });
