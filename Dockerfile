@@ -10,8 +10,9 @@ WORKDIR /src
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
-# npm ci runs the prepare script (tsc), then dev dependencies are dropped.
-RUN npm ci && npm prune --omit=dev
+# npm ci runs the prepare script (tsc), then dev dependencies are dropped, and the optional
+# embedded PostgreSQL too (about 60 MB: it serves only `npm start`'s demo, never a sidecar).
+RUN npm ci && npm prune --omit=dev --omit=optional
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production \
@@ -22,6 +23,8 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 COPY bin ./bin
+# The translation catalogs: logs written with lc_messages other than English are read through them.
+COPY catalogs ./catalogs
 COPY config ./config
 COPY dashboards ./dashboards
 # The timeline page at / (its uPlot comes from node_modules).
