@@ -85,7 +85,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
 
   it('counts a failing collector\'s errors by code while the others keep sampling', async () => {
     const { poller, enqueued } = scheduler(primary, [
-      testCollector('rows', 'SELECT k FROM probe_rows'),
+      testCollector('rows', 'SELECT k FROM public.probe_rows'),
       testCollector('broken', 'SELECT k FROM no_such_table'),
       testCollector('slow', 'SELECT pg_sleep(2) AS k', { timeoutMs: 150 }),
     ]);
@@ -117,7 +117,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
   });
 
   it('keeps the latest sample of each series, and drops a series once its row is gone', async () => {
-    const { poller } = scheduler(primary, [testCollector('rows', 'SELECT k FROM probe_rows')]);
+    const { poller } = scheduler(primary, [testCollector('rows', 'SELECT k FROM public.probe_rows')]);
     await poller.start();
     const keys = (): string[] => [...poller.latest.values()].filter((s) => s.name === 'test_rows').map((s) => s.labels.k ?? '').sort();
     try {
@@ -138,7 +138,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
     const metrics = new Metrics({ clock });
     metrics.attachWriter(writer);
     // On the ManualClock, intervals never fire: each collector runs once at start, then on runOnce.
-    const { poller } = scheduler(primary, [testCollector('snap', 'SELECT k FROM snap_rows'), testCollector('other', "SELECT 'x' AS k")], { clock, writer });
+    const { poller } = scheduler(primary, [testCollector('snap', 'SELECT k FROM public.snap_rows'), testCollector('other', "SELECT 'x' AS k")], { clock, writer });
     const exposed = async (): Promise<string[]> => {
       writer.flush();
       return (await metrics.render()).split('\n').filter((l) => l.startsWith('test_')).map((l) => l.replace(/\}.*/, '}')).sort();
@@ -171,7 +171,7 @@ describe('PollScheduler against PostgreSQL 18', () => {
     await primary.query('CREATE TABLE locked_for_poll (k text)');
     const holder = new pg.Client({ connectionString: primary.dsn() });
     await holder.connect();
-    const { poller } = scheduler(primary, [testCollector('locked', 'SELECT k FROM locked_for_poll', { timeoutMs: 30_000 })]);
+    const { poller } = scheduler(primary, [testCollector('locked', 'SELECT k FROM public.locked_for_poll', { timeoutMs: 30_000 })]);
     try {
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE locked_for_poll IN ACCESS EXCLUSIVE MODE');

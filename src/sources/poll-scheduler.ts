@@ -2,19 +2,24 @@
  * The poll scheduler: runs every collector (src/collectors/) against one target on its own
  * interval and hands their samples to the store writer in batches.
  *
- * It owns the connections (database-pools.ts: a small pg.Pool per connectable database,
- * discovered from pg_database and refreshed, so databases created or dropped while running are
- * picked up; statement_timeout per collector), reconnecting with exponential backoff and jitter
+ * It owns the connections (connection-budget.ts: at most collectors.max_connections to the
+ * target, all databases together, and none opened while the server is near max_connections;
+ * databases discovered from pg_database and refreshed, so databases created or dropped while
+ * running are picked up, and picked by collectors.databases; statement_timeout per collector),
+ * reconnecting with exponential backoff and jitter
  * (through the Clock) when the server goes away, and recognising it when it comes back, with its
  * role (a standby may have been promoted). While the server is away nothing is sampled: the gap
  * stays visible in the series, and `pg_up` reads 0. One failing collector never stops the others; errors are counted per
  * collector and code (`stats`). It keeps the latest sample of every series (`latest`) so
  * /metrics never has to query PostgreSQL.
  *
- * Connections to each database are kept from one visit to the next (idleTimeoutMs, 2 min):
- * reconnecting on every visit cost 2-3x the cycle's wall time (a backend start, authentication,
- * and cold catalog caches and plans for every query), and with log_connections on it fills the
- * server log. What a kept connection could break is DROP DATABASE, ALTER DATABASE ... RENAME or
+ * A per-database collector's run is one visit per database, each waiting in the budget's queue
+ * for a connection: a visit holds one from its first query to its last, and visits of two
+ * collectors due in one database share it. Connections are kept from one visit to the next
+ * (idleTimeoutMs, 2 min) while the budget has room for every database: reconnecting on every
+ * visit cost 2-3x the cycle's wall time (a backend start, authentication, and cold catalog caches
+ * and plans for every query), and with log_connections on it fills the server log. Over more
+ * databases than the budget, a connection lasts one visit. What a kept connection could break is DROP DATABASE, ALTER DATABASE ... RENAME or
  * SET TABLESPACE, and CREATE DATABASE ... TEMPLATE: each takes a lock on the database, waits 5 s
  * for every other session to leave it, then fails ("database ... is being accessed by other
  * users"); a connection opened to the database meanwhile counts too. So on a primary the poller
@@ -35,7 +40,8 @@ import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.j
 import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
 import { errorCode, errorMessage, isConnectionError } from '../lib/pg-errors.js';
-import { DatabasePools } from './database-pools.js';
+import { AVAILABLE_SLOTS, ConnectionBudget, SERVER_NEAR_FULL, type ConnectionStats, type Lease } from './connection-budget.js';
+import { databaseMatcher, type DatabasePatterns } from './database-patterns.js';
 import { describeRoleChange, roleChange, type RoleChange } from './role-change.js';
 
 const UNDEFINED_OBJECT = '42704';
@@ -63,6 +69,12 @@ export interface PollSchedulerOptions {
    * its kin do not wait for it: the database lock check releases their database at once.
    */
   idleTimeoutMs?: number;
+  /** At most this many connections to the target, all databases together (default 3, at least 2). */
+  maxConnections?: number;
+  /** No connection is opened while this many or fewer slots are left for ordinary roles (default 5). */
+  minFreeConnections?: number;
+  /** Which databases per-database collectors visit (collectors.databases); default all. */
+  databases?: DatabasePatterns;
   /** How often a primary is checked for sessions wanting a database to themselves (default 1 s). */
   databaseLockCheckMs?: number;
   reconnectInitialMs?: number;
@@ -101,6 +113,10 @@ export const SCHEDULER_METRICS: readonly MetricDef[] = [
   { name: 'pg_up', type: 'gauge', help: '1 when the last probe of the server succeeded, 0 while it cannot be reached.' },
   { name: 'pg_in_recovery', type: 'gauge', help: 'pg_is_in_recovery(): 1 on a standby.' },
   { name: 'pg_postmaster_start_timestamp_seconds', type: 'gauge', help: 'pg_postmaster_start_time(), epoch seconds: a change means a restart.' },
+  { name: 'pg_connections_available', type: 'gauge', help: 'Connections ordinary roles can still open: max_connections less the reserved slots and the client backends.' },
+  { name: 'pgvigil_poll_connections_open', type: 'gauge', help: "pgvigil's own connections to the target (at most collectors.max_connections)." },
+  { name: 'pgvigil_poll_connects_skipped_total', type: 'counter', help: 'Connections pgvigil did not open because the server had collectors.min_free_connections or fewer slots left.' },
+  { name: 'pgvigil_poll_connects_skipping', type: 'gauge', help: '1 while pgvigil opens no connection because the server is near max_connections.' },
 ];
 
 /** How long a disconnect waits for the old pools to close before reconnecting anyway. */
@@ -113,7 +129,8 @@ SELECT current_setting('server_version_num')::int AS version_num, current_settin
        pg_is_in_recovery() AS in_recovery, current_database() AS datname,
        (extract(epoch FROM pg_postmaster_start_time()) * 1000)::float8 AS started_at_ms,
        -- A primary's timeline, from the name of the WAL file it writes (a standby has none of its own).
-       CASE WHEN NOT pg_is_in_recovery() THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline_id`;
+       CASE WHEN NOT pg_is_in_recovery() THEN ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END AS timeline_id,
+       (${AVAILABLE_SLOTS}) AS available_slots`;
 /**
  * Databases someone wants to themselves: DROP DATABASE and ALTER DATABASE ... RENAME / SET
  * TABLESPACE hold (or wait for) AccessExclusiveLock on the database object, CREATE DATABASE ...
@@ -141,7 +158,8 @@ export class PollScheduler implements Component {
   private generation = 0;
   private mainDatabase = '';
   private databases: string[] = [];
-  private readonly connections: DatabasePools;
+  private readonly connections: ConnectionBudget;
+  private readonly visitsDatabase: (datname: string) => boolean;
   private timers: Array<{ cancel(): void }> = [];
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly collectorStats = new Map<string, CollectorStats>();
@@ -169,7 +187,8 @@ export class PollScheduler implements Component {
 
   constructor(options: PollSchedulerOptions) {
     this.options = options;
-    this.connections = new DatabasePools(options);
+    this.connections = new ConnectionBudget(options);
+    this.visitsDatabase = databaseMatcher(options.databases ?? { include: [], exclude: [] });
     this.name = `poll-scheduler:${options.target}`;
     for (const c of options.collectors) this.collectorStats.set(c.name, emptyStats());
   }
@@ -219,7 +238,7 @@ export class PollScheduler implements Component {
     if (!this.currentStatus.connected || !this.databases.includes(database) || !this.visitable(database)) {
       throw new Error(`${this.options.target}: database ${database || '(main)'} is not being polled now`);
     }
-    return this.connections.query(this.connections.pool(database), sql, params, DEFAULT_TIMEOUT_MS);
+    return this.connections.query(database, sql, params, DEFAULT_TIMEOUT_MS);
   }
 
   /** Resolves after the first connection attempt; retries go on in the background. */
@@ -280,10 +299,9 @@ export class PollScheduler implements Component {
   }
 
   /**
-   * Closes every pool, but never waits long: pg-pool's end() waits for checked-out clients and
-   * queued requests, and one stuck on a dead socket must not keep the poller from reconnecting
-   * (seen: no reconnect 20 s after a restart of the server). The pools leave the map at once, so
-   * reconnecting opens new ones while the old end in the background.
+   * Closes every connection, but never waits long: one stuck on a dead socket must not keep the
+   * poller from reconnecting (seen with pg-pool: no reconnect 20 s after a restart of the server).
+   * They leave the budget at once, so reconnecting opens new ones while the old end in the background.
    */
   private endAllConnections(): Promise<void> {
     return Promise.race([this.connections.endAll(), this.options.clock.sleep(END_CONNECTIONS_WAIT_MS, this.abort.signal)]);
@@ -299,7 +317,7 @@ export class PollScheduler implements Component {
   private async connect(): Promise<void> {
     const previous = this.currentStatus.server;
     // The DSN's database is known by name only once the probe has run: its pool moves there.
-    const { server, datname, timelineId } = await this.probe(this.connections.pool(null));
+    const { server, datname, timelineId, availableSlots } = await this.probe(null);
     this.mainDatabase = datname;
     this.connections.nameMain(datname);
     await this.refreshDatabases();
@@ -309,7 +327,7 @@ export class PollScheduler implements Component {
     this.sayRoleChange(previous ?? (stored === null ? null : { inRecovery: stored }), server, timelineId, previous === null);
     this.logConnected(server, previous !== null && previous.startedAtMs !== server.startedAtMs);
     this.setStatus({ connected: true, lastError: null, server });
-    this.emitServer(server);
+    this.emitServer(server, availableSlots);
     this.schedule();
   }
 
@@ -334,12 +352,13 @@ export class PollScheduler implements Component {
     this.roleListeners.push(listener);
   }
 
-  private async probe(pool: pg.Pool): Promise<{ server: ServerInfo; datname: string; timelineId: number | null }> {
-    const [row] = await this.connections.query(pool, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
+  private async probe(db: string | null): Promise<{ server: ServerInfo; datname: string; timelineId: number | null; availableSlots: number }> {
+    const [row] = await this.connections.query(db, PROBE_SQL, undefined, DEFAULT_TIMEOUT_MS);
     if (!row) throw new Error('the probe query returned no row');
     return {
       datname: String(row.datname),
       timelineId: row.timeline_id === null || row.timeline_id === undefined ? null : Number(row.timeline_id),
+      availableSlots: Number(row.available_slots),
       server: {
         versionNum: Number(row.version_num),
         version: String(row.version),
@@ -357,9 +376,9 @@ export class PollScheduler implements Component {
     this.probing ??= (async () => {
       const before = this.currentStatus.server;
       try {
-        const { server, timelineId } = await this.probe(this.connections.pool(this.mainDatabase));
+        const { server, timelineId, availableSlots } = await this.probe(this.mainDatabase);
         await this.refreshDatabases();
-        this.emitServer(server);
+        this.emitServer(server, availableSlots);
         if (before && (before.inRecovery !== server.inRecovery || before.startedAtMs !== server.startedAtMs)) {
           this.logConnected(server, before.startedAtMs !== server.startedAtMs);
           this.sayRoleChange(before, server, timelineId);
@@ -384,7 +403,7 @@ export class PollScheduler implements Component {
     if (this.mainReleased()) return Promise.resolve();
     this.checkingLocks ??= (async () => {
       try {
-        const rows = await this.connections.query(this.connections.pool(this.mainDatabase), WANTED_DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+        const rows = await this.connections.query(this.mainDatabase, WANTED_DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
         const wanted = new Set(rows.map((r) => String(r.datname)));
         for (const db of wanted) if (!this.wanted.has(db)) this.release(db);
         const freed = [...this.wanted].some((db) => !wanted.has(db));
@@ -406,7 +425,7 @@ export class PollScheduler implements Component {
     this.options.logger.info({ target: this.options.target, database: db },
       'a session wants the database to itself (DROP, RENAME, SET TABLESPACE or TEMPLATE of it); closing connections to it');
     if (db === this.mainDatabase) this.mainReleasedUntilMs = this.options.clock.monotonicMs() + MAIN_DATABASE_RELEASE_MS;
-    void this.connections.end(db);
+    this.connections.end(db);
   }
 
   private mainReleased(): boolean {
@@ -434,7 +453,7 @@ export class PollScheduler implements Component {
   }
 
   private async refreshDatabases(): Promise<void> {
-    const rows = await this.connections.query(this.connections.pool(this.mainDatabase || null), DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
+    const rows = await this.connections.query(this.mainDatabase || null, DATABASES_SQL, undefined, DEFAULT_TIMEOUT_MS);
     const found = rows.map((r) => String(r.datname));
     const nowMs = this.options.clock.nowMs();
     for (const [name, droppedMs] of this.droppedDatabases) {
@@ -449,7 +468,7 @@ export class PollScheduler implements Component {
         this.accept(`${c.name}\u0000${gone}`, []);
       }
       this.forgetDatabaseSeries(gone);
-      if (gone !== this.mainDatabase) void this.connections.end(gone);
+      if (gone !== this.mainDatabase) this.connections.end(gone);
     }
     for (const added of found.filter((d) => !this.databases.includes(d))) {
       if (this.databases.length > 0) this.options.logger.info({ target: this.options.target, database: added }, 'new database; polling it');
@@ -508,7 +527,7 @@ export class PollScheduler implements Component {
     if (!server) return;
     const generation = this.generation;
     const started = performance.now();
-    const databases = (c.scope === 'server' ? [this.mainDatabase] : this.databases).filter((db) => this.visitable(db));
+    const databases = (c.scope === 'server' ? [this.mainDatabase] : this.databases.filter(this.visitsDatabase)).filter((db) => this.visitable(db));
     const active = await this.activeDatabases(c, server);
     const counts = await Promise.all(databases.map((db) => this.runIn(c, db, server, generation, active?.has(db) ?? true)));
     const stats = this.statsOf(c.name);
@@ -526,7 +545,7 @@ export class PollScheduler implements Component {
     if (c.scope !== 'per-database' || !c.activeDatabasesSql) return null;
     try {
       this.statsOf(c.name).queries += 1;
-      const rows = await this.connections.query(this.connections.pool(this.mainDatabase), c.activeDatabasesSql(server), undefined, c.timeoutMs);
+      const rows = await this.connections.query(this.mainDatabase, c.activeDatabasesSql(server), undefined, c.timeoutMs);
       return new Set(rows.map((r) => String(r.datname)));
     } catch (err) {
       this.failed(c, this.mainDatabase, `${c.name}\u0000\u0000active`, err);
@@ -534,21 +553,26 @@ export class PollScheduler implements Component {
     }
   }
 
-  /** `active` false: the cluster-wide check saw nothing here, so the collector maps no rows. */
+  /**
+   * One visit: the connection is asked for at the first query and kept to the last, so a
+   * collector's queries never queue behind other databases' visits. `active` false: the
+   * cluster-wide check saw nothing here, so the collector maps no rows and no connection is asked for.
+   */
   private async runIn(c: Collector, db: string, server: ServerInfo, generation: number, active: boolean): Promise<number> {
     const runKey = `${c.name}\u0000${db}`;
     const stats = this.statsOf(c.name);
+    let lease: Promise<Lease> | null = null;
     try {
-      const pool = active ? this.connections.pool(db) : null;
       const collectOnce = (): Promise<Sample[]> => c.collect({
         target: this.options.target,
         server,
         ...(c.scope === 'per-database' ? { database: db } : {}),
         nowMs: this.options.clock.nowMs(),
         query: async (sql, params) => {
-          if (!pool) return [];
+          if (!active) return [];
           stats.queries += 1;
-          return this.connections.query(pool, sql, params, c.timeoutMs);
+          lease ??= this.connections.acquire(db);
+          return (await lease).query(sql, params, c.timeoutMs);
         },
       });
       // 42704: an object (a database for pg_database_size) dropped between the statement's
@@ -569,6 +593,8 @@ export class PollScheduler implements Component {
     } catch (err) {
       this.failed(c, db, runKey, err);
       return 0;
+    } finally {
+      void (lease as Promise<Lease> | null)?.then((l) => l.release(), () => undefined);
     }
   }
 
@@ -578,7 +604,8 @@ export class PollScheduler implements Component {
     stats.errorsByCode[code] = (stats.errorsByCode[code] ?? 0) + 1;
     stats.lastError = `${db}: ${errorMessage(err)}`;
     stats.lastErrorMs = this.options.clock.nowMs();
-    if (this.lastErrorCode.get(runKey) !== code) {
+    // A server near full is said once per streak, by the budget, not once per database.
+    if (this.lastErrorCode.get(runKey) !== code && code !== SERVER_NEAR_FULL) {
       this.options.logger.warn({ target: this.options.target, collector: c.name, database: db, code, err: errorMessage(err) }, 'collector failed');
     }
     this.lastErrorCode.set(runKey, code);
@@ -624,14 +651,24 @@ export class PollScheduler implements Component {
     this.latestView = null;
   }
 
-  private emitServer(server: ServerInfo): void {
+  private emitServer(server: ServerInfo, availableSlots: number): void {
     const tsMs = this.options.clock.nowMs();
     const target = this.options.target;
+    const connections = this.connections.stats;
     this.accept(PROBE_RUN, [
       { target, name: 'pg_up', labels: {}, tsMs, value: 1 },
       { target, name: 'pg_in_recovery', labels: {}, tsMs, value: server.inRecovery ? 1 : 0 },
       { target, name: 'pg_postmaster_start_timestamp_seconds', labels: {}, tsMs, value: server.startedAtMs / 1000 },
+      { target, name: 'pg_connections_available', labels: {}, tsMs, value: availableSlots },
+      { target, name: 'pgvigil_poll_connections_open', labels: {}, tsMs, value: connections.open },
+      { target, name: 'pgvigil_poll_connects_skipped_total', labels: {}, tsMs, value: connections.skippedConnects },
+      { target, name: 'pgvigil_poll_connects_skipping', labels: {}, tsMs, value: connections.skipping ? 1 : 0 },
     ]);
+  }
+
+  /** pgvigil's connections to the target: how many, the peak, how many were opened or skipped. */
+  get connectionStats(): Readonly<ConnectionStats> {
+    return this.connections.stats;
   }
 
   private emitUp(value: 0 | 1): void {

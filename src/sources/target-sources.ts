@@ -52,6 +52,9 @@ export class TargetSources implements Component {
       intervals: config.collectors.intervalMs,
       idleTimeoutMs: config.collectors.idleConnectionTimeoutMs,
       databaseLockCheckMs: config.collectors.databaseLockCheckIntervalMs,
+      maxConnections: config.collectors.maxConnections,
+      minFreeConnections: config.collectors.minFreeConnections,
+      databases: config.collectors.databases,
       storedInRecovery: storedInRecovery(deps.db, target.name),
     });
     this.names = relationNamesOf(this.scheduler, { clock, logger: log.child({ component: 'relation-names', target: target.name }) });
