@@ -24,10 +24,10 @@ async function analyzeJson(files: string[], options: AnalyzeOptions = {}): Promi
 }
 
 /** A PG 15+ autovacuum report as the server writes it with log_line_prefix '%m [%p] %q%u@%d '. */
-function autovacuumReport(ts: string, pid: number, table: string, cutoff: number, ageXids: number, dead: number): string {
+function autovacuumReport(ts: string, pid: number, table: string, cutoff: number, ageXids: number, dead: number, remain = 2000): string {
   return `${ts} UTC [${pid}] LOG:  automatic vacuum of table "${table}": index scans: 0
 \tpages: 0 removed, 11 remain, 11 scanned (100.00% of total)
-\ttuples: 0 removed, 2000 remain, ${dead} are dead but not yet removable
+\ttuples: 0 removed, ${remain} remain, ${dead} are dead but not yet removable
 \tremovable cutoff: ${cutoff}, which was ${ageXids} XIDs old when operation ended
 \tindex scan not needed: 0 pages from table (0.00% of total) had 0 dead item identifiers removed
 \tavg read rate: 0.000 MB/s, avg write rate: 0.000 MB/s
@@ -79,31 +79,43 @@ describe('pgvigil analyze --rules', () => {
   it('resolves an alert once the condition has been gone for the hold-down, on the log\'s time', async () => {
     const file = path.join(dir, 'held-then-released.log');
     writeFileSync(file, [
-      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
-      autovacuumReport('2026-11-30 07:00:31.000', 102, 'billing.public.invoices', 771, 40, 900),
-      autovacuumReport('2026-11-30 07:02:01.500', 103, 'shop.public.orders', 950, 2, 0),
-      autovacuumReport('2026-11-30 07:10:00.000', 104, 'shop.public.orders', 990, 1, 0),
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 500, 20_000, 40_000),
+      autovacuumReport('2026-11-30 07:20:31.000', 102, 'billing.public.invoices', 771, 40_000, 15_000, 40_000),
+      autovacuumReport('2026-11-30 07:30:01.000', 103, 'shop.public.orders', 771, 60_000, 30_000, 40_000),
+      autovacuumReport('2026-11-30 07:32:01.500', 104, 'shop.public.orders', 70_000, 2, 0, 40_000),
+      autovacuumReport('2026-11-30 07:40:00.000', 105, 'shop.public.orders', 70_100, 1, 0, 40_000),
     ].join(''));
     const [alert, ...others] = (await analyzeJson([file], { rules: true })).alerts!;
     expect(others).toEqual([]);
-    // Fires at the end of the 5 s slot of the second report and is seen at every slot through the
-    // quiet minute up to 07:02:00; the release is seen at 07:02:05, and the alert resolves 60 s
-    // (the hold-down) after it was last seen, evaluated through the gap before the last report.
-    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:00:35.000Z', ended_at: '2026-11-30T07:03:00.000Z' });
-    expect(alert!.summary).toContain('in 2 databases (billing, shop)');
-    expect(alert!.evidence.events).toEqual([{ file, line: 1 }, { file, line: 10 }]);
-    expect(alert!.evidence.facts).toMatchObject({ next_xid_at_report: 811, autovacuum_pids: '101, 102' });
+    // Held 30 min (vacuum-held-back's default) at the third report: fires at the end of its 5 s
+    // slot and is seen at every slot through the quiet two minutes up to 07:32:00; the release is
+    // seen at 07:32:05, and the alert resolves 60 s (the hold-down) after it was last seen,
+    // evaluated through the gap before the last report.
+    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:30:05.000Z', ended_at: '2026-11-30T07:33:00.000Z' });
+    expect(alert!.summary).toContain('in 2 databases (billing, shop) for 30 min');
+    expect(alert!.evidence.events).toEqual([{ file, line: 1 }, { file, line: 10 }, { file, line: 19 }]);
+    expect(alert!.evidence.facts).toMatchObject({ next_xid_at_report: 60_771, autovacuum_pids: '101, 102, 103' });
   });
 
   it('ends at the end of the log an alert whose condition is gone there but whose hold-down has not run out', async () => {
     const file = path.join(dir, 'released-at-the-end.log');
     writeFileSync(file, [
-      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
-      autovacuumReport('2026-11-30 07:00:31.000', 102, 'shop.public.orders', 771, 40, 900),
-      autovacuumReport('2026-11-30 07:00:41.500', 103, 'shop.public.orders', 950, 2, 0),
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 500, 20_000, 40_000),
+      autovacuumReport('2026-11-30 07:30:01.000', 102, 'shop.public.orders', 771, 60_000, 30_000, 40_000),
+      autovacuumReport('2026-11-30 07:30:41.500', 103, 'shop.public.orders', 70_000, 2, 0, 40_000),
     ].join(''));
     const [alert] = (await analyzeJson([file], { rules: true })).alerts!;
-    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:00:35.000Z', ended_at: '2026-11-30T07:00:41.500Z' });
+    expect(alert).toMatchObject({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:30:05.000Z', ended_at: '2026-11-30T07:30:41.500Z' });
+  });
+
+  it('raises nothing for a 30 s hold 10-40 XIDs old: a busy server\'s every minute', async () => {
+    const file = path.join(dir, 'held-for-seconds.log');
+    writeFileSync(file, [
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 10, 500),
+      autovacuumReport('2026-11-30 07:00:31.000', 102, 'billing.public.invoices', 771, 40, 900),
+      autovacuumReport('2026-11-30 07:02:01.500', 103, 'shop.public.orders', 950, 2, 0),
+    ].join(''));
+    expect((await analyzeJson([file], { rules: true })).alerts).toEqual([]);
   });
 
   it('with --db stores every event and the alerts, which `pgvigil report` then shows with their basis', async () => {

@@ -23,3 +23,39 @@ export function xidPrecedes(a: number, b: number): boolean {
   const diff = (((b - a) % XID_MODULUS) + XID_MODULUS) % XID_MODULUS;
   return diff > 0 && diff < 2 ** 31;
 }
+
+/** A report's XIDs: when it ended, its removable cutoff and (15+) the next XID. */
+export interface CutoffPoint {
+  tsMs: number;
+  details: Pick<AutovacuumDetails, 'removable_cutoff_xid' | 'removable_cutoff_age_xids'>;
+}
+
+/**
+ * For a server's reports (any database, any table: the XID counter is the server's), a function
+ * telling since when a cutoff has been behind: the end of the first report whose next XID (or,
+ * before 15, whose own cutoff: the next XID is at least that) had reached it. The horizon has not
+ * moved past the cutoff since, so this is a lower bound of how long vacuum has been held there,
+ * in time: what a DBA weighs, where an age in XIDs means minutes on one server and days on
+ * another. XIDs are unwrapped around the newest report's, so a counter that wraps keeps its order.
+ */
+export function cutoffBehindSince(reports: readonly CutoffPoint[]): (cutoffXid: number) => number | null {
+  const points = reports.flatMap((r) => {
+    const reached = nextXidAtReport(r.details) ?? r.details.removable_cutoff_xid;
+    return reached === null ? [] : [{ tsMs: r.tsMs, reached }];
+  }).sort((a, b) => a.tsMs - b.tsMs);
+  const newest = points[points.length - 1]?.reached ?? 0;
+  const unwrap = (xid: number): number => newest - ((newest - xid) | 0);
+  const reachedByThen: number[] = [];
+  for (const p of points) reachedByThen.push(Math.max(reachedByThen[reachedByThen.length - 1] ?? -Infinity, unwrap(p.reached)));
+  return (cutoffXid) => {
+    const target = unwrap(cutoffXid);
+    let lo = 0;
+    let hi = points.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (reachedByThen[mid]! >= target) hi = mid;
+      else lo = mid + 1;
+    }
+    return points[lo]?.tsMs ?? null;
+  };
+}

@@ -64,48 +64,13 @@ describe('analyze --rules on real PostgreSQL logs', () => {
   });
 
   for (const major of [15, 18, 19]) {
-    it(`pg${major} standby with hot_standby_feedback holding vacuum in two databases: vacuum-held-back says server-wide`, async () => {
-      const file = logOf(major, 'stderr', 'standby-feedback-holds-vacuum');
-      const alerts = await alertsOf(file);
-      golden(`pg${major}-standby-feedback-holds-vacuum`, alerts);
-      expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
-      const [held] = alerts;
-      // From the raw text: the runs that found dead rows not removable, and their one cutoff.
-      const reports = [...rawLog(file).matchAll(/\[(\d+)\] LOG: {2}automatic vacuum of table "(\w+)\.public\.(fb_\w+)": [^\n]*(?:\n\t[^\n]*)*?\n\ttuples: \d+ removed, \d+ remain, ([1-9]\d*) are dead but not yet removable\n\tremovable cutoff: (\d+),/g)];
-      const cutoffs = new Set(reports.map((r) => Number(r[5])));
-      expect(cutoffs.size).toBe(1);
-      const [cutoff] = cutoffs;
-      expect(held).toMatchObject({ basis: 'log' });
-      // The standby's transaction ended before the log did: the alert ends with the log.
-      expect(held!.ended_at).not.toBeNull();
-      expect(held!.summary).toContain(`vacuum held back in 2 databases (fb_other, postgres) since`);
-      expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
-      expect(held!.summary).toContain('a server-wide holder');
-      expect(held!.evidence.facts).toMatchObject({
-        removable_cutoff_xid: cutoff, held_databases: 'fb_other, postgres', held_tables: 'fb_other.public.fb_events, postgres.public.fb_orders', holder_scope: 'cluster',
+    for (const scenario of ['standby-feedback-holds-vacuum', 'logical-slot-holds-catalogs']) {
+      // The recorded holds last seconds: what a busy server does all day. Their scope, read with
+      // thresholds of seconds, is vacuum-held-back-real-logs.test.ts's.
+      it(`pg${major} ${scenario}: a hold of seconds raises nothing`, async () => {
+        expect(await alertsOf(logOf(major, 'stderr', scenario))).toEqual([]);
       });
-      for (const pid of String(held!.evidence.facts.autovacuum_pids).split(', ')) expect(reports.map((r) => r[1])).toContain(pid);
-    });
-  }
-
-  for (const major of [15, 18, 19]) {
-    it(`pg${major} unconsumed logical slot holding the catalogs of every database: vacuum-held-back says catalogs only`, async () => {
-      const file = logOf(major, 'stderr', 'logical-slot-holds-catalogs');
-      const alerts = await alertsOf(file);
-      golden(`pg${major}-logical-slot-holds-catalogs`, alerts);
-      expect(alerts.map((a) => a.rule)).toEqual(['vacuum-held-back']);
-      const [held] = alerts;
-      const cutoffs = new Set([...rawLog(file).matchAll(/[1-9]\d* are dead but not yet removable\n\tremovable cutoff: (\d+),/g)].map((r) => Number(r[1])));
-      expect(cutoffs.size).toBe(1);
-      const [cutoff] = cutoffs;
-      expect(held).toMatchObject({ basis: 'log' });
-      expect(held!.summary).toContain('vacuum held back in 2 databases (ls_other, postgres) since');
-      expect(held!.summary).toContain(`removable cutoff stuck at XID ${cutoff}`);
-      expect(held!.summary).toContain('only system catalogs are held: probably a logical replication slot\'s catalog_xmin');
-      expect(held!.evidence.facts).toMatchObject({ removable_cutoff_xid: cutoff, held_databases: 'ls_other, postgres', holder_scope: 'catalog' });
-      expect(String(held!.evidence.facts.held_tables)).toContain('ls_other.pg_catalog.pg_attribute');
-      expect(String(held!.evidence.facts.held_tables)).toContain('postgres.pg_catalog.pg_attribute');
-    });
+    }
   }
 
   for (const major of [15, 18, 19]) {
@@ -137,7 +102,7 @@ describe('analyze --rules on real PostgreSQL logs', () => {
   }
 
   it('the three formats of a recording give the same alerts', async () => {
-    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap', 'standby-feedback-holds-vacuum', 'logical-slot-holds-catalogs']) {
+    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap']) {
       const stderr = conclusions(await alertsOf(logOf(19, 'stderr', scenario)));
       expect(stderr.length).toBeGreaterThan(0);
       for (const format of ['csvlog', 'jsonlog'] as const) expect(conclusions(await alertsOf(logOf(19, format, scenario)))).toEqual(stderr);
