@@ -8,18 +8,17 @@
  *   restart) ends it; the CONTEXT names the record, the DETAIL the standby queries in the way.
  * - Up to max_standby_streaming_delay: without that setting (or on 13), only the victims'
  *   `canceling statement due to conflict with recovery` lines show that replay waited, not since when.
- * - Possible: an unlink logs nothing, so a stall on one is only possible when a conflict wait ended
- *   on a commit listing dropped files (`rels:`), or on a lock a DROP/TRUNCATE logged in the
- *   cluster took; how long replay then stood still needs the standby's replay samples.
+ * - Never an unlink: it logs nothing, so whether replay stood still after a conflict wait ended
+ *   needs the standby's replay samples; a wait that ended ends the stall the log shows.
  */
 import type { RuleEvent, RuleView } from './rule-view.js';
 import { clusterOf } from './rule-view.js';
-import type { ReplayStall, StallOptions } from './replay-stall.js';
+import type { ReplayStall, StallCause, StallOptions } from './replay-stall.js';
 
 type Wait = RuleEvent<'recovery_conflict_wait'>;
 
 /** A logged wait with no end logged is forgotten after this long. */
-const OPEN_WAIT_MAX_MS = 30 * 60_000;
+export const OPEN_WAIT_MAX_MS = 30 * 60_000;
 /** How long a stall the log reveals only once it is over stays news. */
 const AFTER_THE_FACT_MS = 10 * 60_000;
 const DELAY_SETTING = 'pg_settings_max_standby_streaming_delay_seconds';
@@ -62,6 +61,17 @@ export function cancelsDuring(view: RuleView, wait: Wait): Array<RuleEvent<'reco
   return view.events('recovery_conflict', { sinceMs: waitStartMs(wait), target: wait.target });
 }
 
+/**
+ * A wait still open: the conflict it names, with the cancels of its standby queries; for a lock
+ * conflict, a table-dropping command logged in the cluster before it probably owns the lock
+ * (replay takes a DROP's or TRUNCATE's ACCESS EXCLUSIVE lock before its commit).
+ */
+export function conflictCause(view: RuleView, wait: Wait, o: StallOptions): Extract<StallCause, { kind: 'conflict' }> {
+  const onLock = wait.details.reason === 'lock' || wait.details.reason === null;
+  const drop = onLock ? dropBefore(view, wait.target, waitStartMs(wait), o) : null;
+  return { kind: 'conflict', wait, drop, cancels: cancelsDuring(view, wait) };
+}
+
 /** Stalls of the standbys in `view` that are not sampled, from their logs. */
 export function loggedStalls(view: RuleView, o: StallOptions, sampled: ReadonlySet<string>): ReplayStall[] {
   const sinceMs = view.nowMs - OPEN_WAIT_MAX_MS;
@@ -83,20 +93,11 @@ function loggedStall(view: RuleView, target: string, sinceMs: number, o: StallOp
     const startMs = waitStartMs(open);
     const seconds = (nowMs - startMs) / 1000;
     if (seconds < o.minStallSeconds) return null;
-    const cause = { kind: 'conflict' as const, wait: open, drop: dropBefore(view, target, startMs, o), cancels: cancelsDuring(view, open) };
-    return { target, standingStillSeconds: seconds, sinceMs: startMs, pendingBytes: null, applyDelaySeconds: null, cause, series: [] };
-  }
-  const recent = nowMs - AFTER_THE_FACT_MS;
-  const finished = waits.filter((w) => w.details.phase === 'finished' && w.tsMs >= recent).pop();
-  if (finished) {
-    const dropsFiles = finished.details.redo_description?.includes('rels:') ?? false;
-    const drop = dropBefore(view, target, waitStartMs(finished), o);
-    if (!dropsFiles && !(drop && finished.details.reason === 'lock')) return null;
-    const cause = { kind: 'unlink' as const, drop, afterWait: finished, insideRecord: false, possible: true };
-    return { target, standingStillSeconds: null, sinceMs: finished.tsMs, pendingBytes: null, applyDelaySeconds: null, cause, series: [] };
+    return { target, standingStillSeconds: seconds, sinceMs: startMs, pendingBytes: null, applyDelaySeconds: null, cause: conflictCause(view, open, o), series: [] };
   }
   // Waits were logged, so the setting is on: cancels without a wait line are not replay's.
   if (waits.length > 0) return null;
+  const recent = nowMs - AFTER_THE_FACT_MS;
   const cancels = view.events('recovery_conflict', { sinceMs: recent, target }).filter((c) => c.details.reason !== 'database');
   const last = cancels[cancels.length - 1];
   if (!last) return null;

@@ -9,11 +9,15 @@
  * - then the startup process unlinks the files while replay stands still (about 17 ms per 1 GB
  *   segment cold plus 34 ms per cached GB: minutes for terabytes); nothing is logged, and in PG 19
  *   pg_stat_recovery shows replay_end_lsn ahead of last_replayed_end_lsn (inside one record).
- * So: a conflict wait still open names the conflict; otherwise a table-dropping command logged on
- * a server of the same cluster shortly before (or a finished conflict wait whose record dropped
- * relation files) names the unlink; otherwise what is known (paused, the startup wait event).
+ * So: a conflict wait still open names the conflict, with the standby process the DETAIL names
+ * (and its statement, when its cancel logged one); a table-dropping command is then at most the
+ * probable owner of a lock conflict, never the cause. Only once no wait is open, and replay still
+ * stands still (its samples say so: the log cannot), is the unlink named: certain when the
+ * standby says which record replay is inside of (PG 19) or the wait ended on a commit listing
+ * dropped files, probable when only a table-dropping command logged on a server of the same
+ * cluster shortly before points at it. Otherwise what is known (paused, the startup wait event).
  * A standby with no replay samples (`pgvigil analyze --rules`, or a log read without polling) is
- * judged by its log alone (replay-stall-log.ts).
+ * judged by its log alone (replay-stall-log.ts), which never shows an unlink.
  *
  * On a delayed standby (recovery_min_apply_delay, apply-delay.ts) replay stands still before each
  * commit until the delay has passed: that much standing still is the setting, so a stall is
@@ -23,7 +27,7 @@
 import type { Evidence, RecoveryConflictReason } from '../domain/index.js';
 import { applyDelayOf } from './apply-delay.js';
 import { type LatestSample, type RuleEvent, type RuleView } from './rule-view.js';
-import { cancelsDuring, CLOCK_SKEW_MS, dropBefore, loggedStalls, openWait, waitStartMs } from './replay-stall-log.js';
+import { CLOCK_SKEW_MS, conflictCause, dropBefore, loggedStalls, OPEN_WAIT_MAX_MS, openWait, waitStartMs } from './replay-stall-log.js';
 import { formatBytes, formatDuration, formatTime } from './summary-format.js';
 
 export const STANDING_STILL = 'pg_standby_replay_standing_still_seconds';
@@ -31,6 +35,7 @@ export const PENDING = 'pg_standby_replay_pending_bytes';
 export const PAUSED = 'pg_standby_replay_paused';
 export const STARTUP_WAIT = 'pg_standby_startup_wait_event';
 export const INSIDE_RECORD = 'pg_stat_recovery_in_record_bytes';
+const REPLAY_LSN = 'pg_standby_replay_lsn_bytes';
 
 type Wait = RuleEvent<'recovery_conflict_wait'>;
 
@@ -45,12 +50,17 @@ export const STALL_DEFAULTS: StallOptions = { minStallSeconds: 10, ddlLookbackMs
 
 export type StallCause =
   | { kind: 'paused' }
+  /** `drop`: a lock conflict's probable owner, when a table-dropping command was logged in the cluster before the wait. */
   | { kind: 'conflict'; wait: Wait; drop: RuleEvent<'ddl'> | null; cancels: Array<RuleEvent<'recovery_conflict'>> }
   | { kind: 'conflict_sampled'; waitEventType: string; waitEvent: string }
   /** Log only, without log_recovery_conflict_waits: standby queries cancelled, so replay waited on them. */
   | { kind: 'conflict_cancelled'; cancels: Array<RuleEvent<'recovery_conflict'>>; delaySeconds: number | null }
-  /** `possible`: the log shows the record that unlinks, but not how long replay stood still on it. */
-  | { kind: 'unlink'; drop: RuleEvent<'ddl'> | null; afterWait: Wait | null; insideRecord: boolean; possible: boolean }
+  /**
+   * Replay stood still after any conflict wait ended. `certain`: the standby showed replay inside
+   * one record (PG 19) or the wait ended on a commit listing dropped files; otherwise only a
+   * table-dropping command logged in the cluster points at the unlink (probable).
+   */
+  | { kind: 'unlink'; drop: RuleEvent<'ddl'> | null; afterWait: Wait | null; insideRecord: boolean; certain: boolean }
   | { kind: 'inside_record' }
   /** Waiting on recovery_min_apply_delay for longer than the delay. */
   | { kind: 'apply_delay_overrun'; delaySeconds: number }
@@ -102,12 +112,13 @@ function analyse(view: RuleView, target: string, standingStillSeconds: number, t
 
 function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOptions): StallCause {
   if (view.latest(PAUSED, { target })[0]?.value === 1) return { kind: 'paused' };
-  // Only waits that began once replay had stopped can explain this stall.
-  const waits = view.events('recovery_conflict_wait', { sinceMs: sinceMs - CLOCK_SKEW_MS, target })
-    .filter((w) => waitStartMs(w) >= sinceMs - CLOCK_SKEW_MS);
+  // Only waits that began once replay had stopped can explain this stall. Standing still counts
+  // from pgvigil's first sample after it started: a wait that began before, while replay's
+  // position has not changed since, is still this stall's (pgvigil restarted during it).
+  const waits = view.events('recovery_conflict_wait', { sinceMs: view.nowMs - OPEN_WAIT_MAX_MS, target })
+    .filter((w) => waitStartMs(w) >= sinceMs - CLOCK_SKEW_MS || !replayMovedSince(view, target, waitStartMs(w)));
   const open = openWait(view, waits);
-  const drop = dropBefore(view, target, sinceMs, o);
-  if (open) return { kind: 'conflict', wait: open, drop, cancels: cancelsDuring(view, open) };
+  if (open) return conflictCause(view, open, o);
   const wait = newest(view.latest(STARTUP_WAIT, { target }));
   const waitEventType = wait?.labels.wait_event_type || null;
   const waitEvent = wait?.labels.wait_event || null;
@@ -117,9 +128,17 @@ function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOption
   const insideRecord = (view.latest(INSIDE_RECORD, { target })[0]?.value ?? 0) > 0;
   // A conflict that ended on a commit dropping relation files: replay went on to unlink them.
   const afterWait = waits.filter((w) => w.details.redo_description?.includes('rels:') ?? false).pop() ?? null;
-  if (drop || afterWait) return { kind: 'unlink', drop, afterWait, insideRecord, possible: false };
+  const drop = dropBefore(view, target, sinceMs, o);
+  if (drop || afterWait) return { kind: 'unlink', drop, afterWait, insideRecord, certain: insideRecord || afterWait !== null };
   if (insideRecord) return { kind: 'inside_record' };
   return { kind: 'unknown', waitEventType, waitEvent };
+}
+
+/** Replay's position changed after `ms`, as far as its samples show; true without two samples since (not known to stand still). */
+function replayMovedSince(view: RuleView, target: string, ms: number): boolean {
+  const points = view.series(REPLAY_LSN, { sinceMs: ms + CLOCK_SKEW_MS, target })[0]?.points ?? [];
+  if (points.length < 2) return true;
+  return points.some((p) => p.value === null || p.value !== points[0]!.value);
 }
 
 /** get_recovery_conflict_desc() wording (§2.2). */
@@ -147,11 +166,13 @@ export function describeCause(cause: StallCause): string {
     case 'conflict': {
       const d = cause.wait.details;
       const pids = d.conflicting_pids ?? [];
-      const who = pids.length === 0 ? 'a standby query' : `standby ${pids.length === 1 ? 'query pid' : 'queries pids'} ${pids.join(', ')}`;
+      const statements = [...new Set(cause.cancels.filter((c) => c.pid !== null && pids.includes(c.pid)).map((c) => c.details.statement).filter((t) => t !== null))];
+      const running = statements.length === 0 ? '' : ` (${statements.map((t) => JSON.stringify(clip(t))).join(', ')})`;
+      const who = pids.length === 0 ? 'a standby query' : `standby ${pids.length === 1 ? 'query pid' : 'queries pids'} ${pids.join(', ')}${running}`;
       const how = d.reason ? CONFLICT_WAITS[d.reason] : 'on';
       const reason = d.reason ? `recovery conflict on ${CONFLICT_NAMES[d.reason]}` : 'recovery conflict';
-      const then = cause.drop ? `; ${describeDrop(cause.drop)} is next to replay` : '';
-      return `replay waiting ${how} ${who} (${reason}${then})`;
+      const owner = cause.drop ? `, probably for ${describeDrop(cause.drop)}` : '';
+      return `replay waiting ${how} ${who} (${reason}${owner})`;
     }
     case 'conflict_sampled':
       return `replay waiting on a recovery conflict (startup process waits on ${cause.waitEventType}/${cause.waitEvent})`;
@@ -165,7 +186,7 @@ export function describeCause(cause: StallCause): string {
         `(for up to ${delay}; log_recovery_conflict_waits = on would log when the wait began)`;
     }
     case 'unlink':
-      return `replay stalled on ${describeUnlink(cause)}`;
+      return `replay stalled ${describeUnlink(cause)}`;
     case 'inside_record':
       return 'replay stuck inside one WAL record with no recovery conflict (unlinking a dropped table\'s files looks like this)';
     case 'apply_delay_overrun':
@@ -178,19 +199,29 @@ export function describeCause(cause: StallCause): string {
   }
 }
 
-/** "unlink of build_logs (DROP TABLE on primary at 12:00:00 UTC)". */
+/** "on unlink of build_logs (DROP TABLE on primary at 12:00:00 UTC)", or "probably on ..." and what would make it certain. */
 export function describeUnlink(cause: Extract<StallCause, { kind: 'unlink' }>): string {
   const what = cause.drop
-    ? `unlink of ${cause.drop.details.relation ?? 'a dropped table'} (${describeDrop(cause.drop)})`
+    ? `unlink of ${cause.drop.details.relation ?? 'a dropped table'} (${cause.drop.details.command} on ${cause.drop.target} at ${formatTime(cause.drop.tsMs)})`
     : `unlink of dropped relation files (${relsOf(cause.afterWait)})`;
-  return cause.possible
-    ? `${what}, possibly: the unlink logs nothing; pgvigil run polling the standby (replay position) would make it certain`
-    : what;
+  return cause.certain
+    ? `on ${what}`
+    : `probably on ${what}: the unlink logs nothing; PG 19's pg_stat_recovery (replay inside one record) would make it certain`;
 }
 
+/** "DROP TABLE of build_logs on primary at 12:00:00 UTC". */
 function describeDrop(drop: RuleEvent<'ddl'>): string {
-  return `${drop.details.command} on ${drop.target} at ${formatTime(drop.tsMs)}`;
+  const of = drop.details.relation === null ? '' : ` of ${drop.details.relation}`;
+  return `${drop.details.command}${of} on ${drop.target} at ${formatTime(drop.tsMs)}`;
 }
+
+/** A statement as quoted in a summary: its first line, at most STATEMENT_CHARS characters. */
+function clip(statement: string): string {
+  const line = statement.split('\n', 1)[0]!.trim();
+  return line.length > STATEMENT_CHARS ? `${line.slice(0, STATEMENT_CHARS)}...` : line;
+}
+
+const STATEMENT_CHARS = 80;
 
 function relsOf(wait: RuleEvent<'recovery_conflict_wait'> | null): string {
   const rels = /rels: ([^;]*)/.exec(wait?.details.redo_description ?? '')?.[1]?.trim();

@@ -59,14 +59,25 @@ describe('replay-stalled-on-unlink', () => {
     expect(unlinkOn(loose('primary', 'other-primary', 'standby1'), 'other-primary')).toEqual([]);
   });
 
-  it('names the relation, the primary and the time of the DROP, and the WAL waiting', () => {
+  it('names the relation, the primary and the time of the DROP, and the WAL waiting: probably, with only the DROP to go on', () => {
     const event = drop(1);
     const [finding] = firing([event], 5).unlink;
     expect(finding?.summary).toBe(
-      'replay on standby1 stalled for 15 s (572 MB of received WAL waiting) on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC)',
+      'replay on standby1 stalled for 15 s (572 MB of received WAL waiting) probably on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC): ' +
+      "the unlink logs nothing; PG 19's pg_stat_recovery (replay inside one record) would make it certain",
     );
+    expect(finding?.evidence.facts.possible).toBe(true);
     expect(finding?.evidence.eventIds).toEqual([event.id]);
     expect(finding?.target).toBe('standby1');
+  });
+
+  it('certain when PG 19 shows replay inside one record after the DROP', () => {
+    const series = standby(undefined, [seriesOf('pg_stat_recovery_in_record_bytes', '0 0 0 4e7 4e7 4e7', { target: 'standby1' })]);
+    const [finding] = firing([drop(1)], 5, series).unlink;
+    expect(finding?.summary).toBe(
+      'replay on standby1 stalled for 15 s (572 MB of received WAL waiting) on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC)',
+    );
+    expect(finding?.evidence.facts).toMatchObject({ possible: false, inside_one_record: true });
   });
 
   it('without a logged DROP, a conflict that ended on a commit dropping files names the files', () => {
@@ -96,9 +107,32 @@ describe('replay-stalled', () => {
     const [finding] = firing([drop(1), wait], 4).stalled;
     expect(finding?.summary).toBe(
       'replay on standby1 has not advanced for 10 s (381 MB of received WAL waiting): replay waiting on a lock held by ' +
-      'standby query pid 52311 (recovery conflict on lock; DROP TABLE on primary at 00:00:05 UTC is next to replay)',
+      'standby query pid 52311 (recovery conflict on lock, probably for DROP TABLE of build_logs on primary at 00:00:05 UTC)',
     );
     expect(finding?.evidence.facts).toMatchObject({ cause: 'conflict', conflict_reason: 'lock', conflicting_pids: '52311' });
+    expect(firing([drop(1), wait], 4).unlink).toEqual([]);
+  });
+
+  it('a conflict on something other than a lock (a snapshot) is not put on a DROP logged before it', () => {
+    const snapshot = eventOf('recovery_conflict_wait', recoveryWaitDetails({
+      phase: 'waiting', reason: 'snapshot', wait_ms: 1000, conflicting_pids: [52311], redo_lsn: '3/5A0012F8', redo_record: 'Heap2/PRUNE_VACUUM_SCAN',
+    }), { tsMs: at(2), target: 'standby1', pid: 4011 });
+    const [finding] = firing([drop(1), snapshot], 4).stalled;
+    expect(finding?.summary).toMatch(/: replay waiting for rows still visible to standby query pid 52311 \(recovery conflict on snapshot\)$/);
+    expect(finding?.evidence.eventIds).toEqual([snapshot.id]);
+  });
+
+  it('after a pgvigil restart (standing still counted from its first sample), a wait still open from before is still the cause', () => {
+    // pgvigil starts at step 3: standing still counts from there; the wait began at step 2 - 1 s.
+    const restarted = (replayLsn: string) => [
+      seriesOf('pg_standby_replay_standing_still_seconds', '_ _ _ 0 5 10 15', { target: 'standby1' }),
+      seriesOf('pg_standby_replay_pending_bytes', '_ _ _ 2e8 4e8 6e8 8e8', { target: 'standby1' }),
+      seriesOf('pg_standby_replay_lsn_bytes', replayLsn, { target: 'standby1' }),
+    ];
+    const wait = conflictWait(2, 'waiting');
+    expect(firing([wait], 6, restarted('_ _ _ 7e9 7e9 7e9 7e9')).stalled[0]?.evidence.facts).toMatchObject({ cause: 'conflict', conflicting_pids: '52311' });
+    // Replay moved after the wait began: its end went unlogged, so it is not this stall's cause.
+    expect(firing([wait], 6, restarted('_ _ _ 6e9 7e9 7e9 7e9')).stalled[0]?.evidence.facts.cause).toBe('unknown');
   });
 
   const extra = (spec: string, values: string) => standby(undefined, [seriesOf(spec, values, { target: 'standby1' })]);
@@ -164,7 +198,7 @@ describe('replay stalls from the standby\'s log alone (no replay samples)', () =
     const events = [wait(2, 'waiting', 1000), cancel(6)];
     const [finding] = stalledRule.evaluate(logOnly(events).at(at(6)), at(6));
     expect(finding?.summary).toBe(
-      'replay on standby1 has not advanced for 21 s (from its log): replay waiting on a lock held by standby query pid 52311 (recovery conflict on lock)',
+      'replay on standby1 has not advanced for 21 s (from its log): replay waiting on a lock held by standby query pid 52311 ("SELECT 1") (recovery conflict on lock)',
     );
     expect(finding?.evidence.series).toEqual([]);
     expect(finding?.evidence.eventIds).toEqual(events.map((e) => e.id));
@@ -178,19 +212,16 @@ describe('replay stalls from the standby\'s log alone (no replay samples)', () =
     ]);
   });
 
-  it('a DROP on the primary that lines up with a lock wait: after the wait, a possible stall on its unlink', () => {
+  it('a DROP on the primary that lines up with a lock wait: the wait is the stall, the DROP its lock\'s probable owner; never an unlink from the log', () => {
     const events = [drop(1), wait(2, 'waiting', 1000), wait(5, 'finished', 16_000)];
-    // The possible unlink stays news for 10 min (120 steps) after the wait ended.
     expect(steps(events, 5 + 121)).toEqual([
       ['fire', 'replay-stalled/standby1', 4],
-      ['fire', 'replay-stalled-on-unlink/standby1', 5],
       ['resolve', 'replay-stalled/standby1', 5],
-      ['resolve', 'replay-stalled-on-unlink/standby1', 5 + 121],
     ]);
-    const [finding] = unlinkRule.evaluate(logOnly(events).at(at(6)), at(6));
+    const [finding] = stalledRule.evaluate(logOnly(events).at(at(4)), at(4));
     expect(finding?.summary).toBe(
-      'replay on standby1 stalled for a time its log does not show on unlink of build_logs (DROP TABLE on primary at 00:00:05 UTC), ' +
-      'possibly: the unlink logs nothing; pgvigil run polling the standby (replay position) would make it certain',
+      'replay on standby1 has not advanced for 11 s (from its log): replay waiting on a lock held by standby query pid 52311 ' +
+      '(recovery conflict on lock, probably for DROP TABLE of build_logs on primary at 00:00:05 UTC)',
     );
     expect(finding?.evidence.series).toEqual([]);
   });

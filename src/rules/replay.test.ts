@@ -35,10 +35,10 @@ class Recorder implements ReplayTarget {
 }
 
 /** Event times in seconds after T0; a negative one is an ordinary (not notable) event at -t. */
-function replay(events: number[], open?: (nowMs: number) => number, maxGapSteps = 100): string[] {
+function replay(events: number[], open?: (nowMs: number) => number, maxGapSteps = 100, watchMs?: number): string[] {
   const clock = new EventTimeClock();
   const target = new Recorder(open, clock);
-  const stepper = new ReplayStepper(target, clock, { intervalMs: 5 * S, maxGapSteps });
+  const stepper = new ReplayStepper(target, clock, { intervalMs: 5 * S, maxGapSteps, ...(watchMs !== undefined && { watchMs }) });
   for (const t of events) target.event(stepper, T0 + Math.abs(t) * S, t >= 0);
   stepper.finish();
   return target.calls;
@@ -71,6 +71,21 @@ describe('offline replay stepping', () => {
       'eval +15s sees +1',
       'eval +20s sees +1',
       'eval +40s sees +1,+40',
+    ]);
+  });
+
+  it('steps slot by slot for watchMs after a notable event, events or not, so what becomes true with time alone is seen then', () => {
+    // A `still waiting` at +1 s and nothing more until +40 s: evaluated every slot up to +1 + 12 s.
+    expect(replay([1, 40], undefined, 100, 12 * S)).toEqual([
+      'eval +5s sees +1', 'eval +10s sees +1', 'eval +40s sees +1,+40',
+    ]);
+    // Ordinary events do not extend the watch; slots holding them within it are evaluated.
+    expect(replay([1, -6, -11, -22], undefined, 100, 12 * S)).toEqual([
+      'eval +5s sees +1', 'eval +10s sees +1,+6', 'eval +22s sees +1,+6,+11,+22',
+    ]);
+    // The watch is counted from the latest notable event.
+    expect(replay([1, 12, 60], undefined, 100, 10 * S)).toEqual([
+      'eval +5s sees +1', 'eval +10s sees +1', 'eval +15s sees +1,+12', 'eval +20s sees +1,+12', 'eval +60s sees +1,+12,+60',
     ]);
   });
 

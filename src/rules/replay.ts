@@ -6,10 +6,14 @@
  * Owns: when the engine evaluates. Time is cut into `intervalMs` slots aligned on the epoch;
  * when an event falls in a later slot than the events before it, those are made visible to the
  * rules (commit) and the engine evaluates at the end of their slot, if it held a notable event
- * (rules read only those) or alerts are open. Slots without events are skipped, except while
- * alerts are open: then the engine keeps evaluating slot by slot through
- * the gap (at most `maxGapSteps`), so a condition that ends with the passing of time (a window, a
- * hold-down) resolves when it would have, not at the next event. At the end of the log the
+ * (rules read only those), alerts are open, or a notable event came less than `watchMs` before.
+ * Slots without events are skipped, except while alerts are open or within `watchMs` of a notable
+ * event: then the engine keeps evaluating slot by slot through the gap (at most `maxGapSteps`), as
+ * the daemon does every interval whatever is logged. So a condition that begins with the passing
+ * of time fires when it would have live (replay waiting on a recovery conflict logs `still
+ * waiting` once, then nothing until it ends 30 s later), and one that ends with it (a window, a
+ * hold-down) resolves when it would have, not at the next event. A log whose notable events are
+ * far apart costs at most `watchMs` of evaluations after each. At the end of the log the
  * engine evaluates once more, at the last event's time; alerts still open stay open.
  * A daemon catching up on a backlog (backlog-catch-up.ts) takes a gap's evaluations a few at a
  * time with stepGap() (`deferGaps`): a gap of hours would otherwise hold its event loop for seconds.
@@ -28,8 +32,13 @@ export interface ReplayTarget {
 
 export interface ReplayOptions {
   intervalMs: number;
-  /** Evaluations through one stretch of the log without events, while alerts are open. */
+  /** Evaluations through one stretch of the log without events. */
   maxGapSteps: number;
+  /**
+   * How long after a notable event the engine keeps evaluating every interval, events or not
+   * (0 or absent: only while alerts are open).
+   */
+  watchMs?: number;
   /** Leave a gap's evaluations to stepGap() rather than taking them all at once. */
   deferGaps?: boolean;
 }
@@ -41,7 +50,11 @@ interface Gap {
   stepsLeft: number;
 }
 
-export const REPLAY_DEFAULTS: Pick<ReplayOptions, 'maxGapSteps'> = { maxGapSteps: 10_000 };
+/**
+ * watchMs: 30 min, the longest a rule keeps a logged open condition in mind without its end
+ * (a recovery-conflict wait: replay-stall-log.ts).
+ */
+export const REPLAY_DEFAULTS: Pick<ReplayOptions, 'maxGapSteps' | 'watchMs'> = { maxGapSteps: 10_000, watchMs: 30 * 60_000 };
 
 export class ReplayStepper {
   /** End (exclusive) of the slot holding events not yet evaluated; null before the first event. */
@@ -49,6 +62,8 @@ export class ReplayStepper {
   private lastEventMs: number | null = null;
   private lastEvaluationMs = -Infinity;
   private slotHasNotable = false;
+  /** The latest notable event handed over in a slot already closed or open; null before any. */
+  private lastNotableMs: number | null = null;
   private evaluationCount = 0;
   private gap: Gap | null = null;
 
@@ -74,14 +89,17 @@ export class ReplayStepper {
     this.stepGap(Infinity);
     const slotEnd = this.slotEndOf(tsMs);
     if (this.slotEndMs !== null && slotEnd > this.slotEndMs) {
-      if (this.slotHasNotable || this.target.openAlerts() > 0) {
+      if (this.slotHasNotable || this.target.openAlerts() > 0 || this.watching(this.slotEndMs)) {
         this.target.commit();
         this.evaluate(this.slotEndMs);
         this.openGap(slotEnd - this.options.intervalMs);
       }
       this.slotHasNotable = false;
     }
-    if (notable) this.slotHasNotable = true;
+    if (notable) {
+      this.slotHasNotable = true;
+      if (this.lastNotableMs === null || tsMs > this.lastNotableMs) this.lastNotableMs = tsMs;
+    }
     // An event earlier than its predecessors joins the open slot: it is seen at its end.
     if (this.slotEndMs === null || slotEnd > this.slotEndMs) this.slotEndMs = slotEnd;
     if (this.lastEventMs === null || tsMs > this.lastEventMs) this.lastEventMs = tsMs;
@@ -97,8 +115,8 @@ export class ReplayStepper {
 
   /**
    * A daemon going live at `untilMs` after reading a backlog: evaluates the last slot's events,
-   * then slot by slot after them while alerts are open, so a condition that ended in the backlog
-   * resolves at its own time.
+   * then slot by slot after them while alerts are open or watching, so a condition that ended in
+   * the backlog resolves at its own time, and one that became true in it fires at its own time.
    */
   finishUntil(untilMs: number): void {
     this.stepGap(Infinity);
@@ -113,7 +131,7 @@ export class ReplayStepper {
     const gap = this.gap;
     if (gap === null) return false;
     for (let steps = 0; steps < maxSteps; steps++) {
-      if (gap.nextMs > gap.untilMs || gap.stepsLeft === 0 || this.target.openAlerts() === 0) {
+      if (gap.nextMs > gap.untilMs || gap.stepsLeft === 0 || (this.target.openAlerts() === 0 && !this.watching(gap.nextMs))) {
         this.gap = null;
         return false;
       }
@@ -124,7 +142,12 @@ export class ReplayStepper {
     return true;
   }
 
-  /** Slot ends after `this.slotEndMs` up to `untilMs` (the start of the next event's slot), while alerts are open. */
+  /** Within `watchMs` of the latest notable event: something it opened may become true with time alone. */
+  private watching(nowMs: number): boolean {
+    return this.lastNotableMs !== null && nowMs - this.lastNotableMs <= (this.options.watchMs ?? 0);
+  }
+
+  /** Slot ends after `this.slotEndMs` up to `untilMs` (the start of the next event's slot), while alerts are open or watching. */
   private openGap(untilMs: number): void {
     this.gap = { nextMs: this.slotEndMs! + this.options.intervalMs, untilMs, stepsLeft: this.options.maxGapSteps };
     if (!this.options.deferGaps) this.stepGap(Infinity);

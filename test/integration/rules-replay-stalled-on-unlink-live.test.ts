@@ -22,16 +22,15 @@
  * (PGVIGIL_UNLINK_TABLE_MB=3072, 80 s on a loaded 2-core machine, most of it building the table):
  * six unlinks held, replay stood still 13.6 s from the end of the recovery conflict (12 s held, the
  * rest the real truncates), live "replay on standby1 stalled for 14 s (14 kB of received WAL
- * waiting) on unlink of unlink_big (DROP TABLE on primary at 01:08:39 UTC)", offline the same
- * relation, possibly.
+ * waiting) on unlink of unlink_big (DROP TABLE on primary at 01:08:39 UTC)".
  *
- * Offline, analyze stamps one target on every file it reads (`offline`), so its summary names
- * neither server; it cites the primary's DROP line and the standby's "recovery finished waiting".
+ * On 18 nothing shows which record replay is inside of, so live the unlink is probable (the DROP
+ * lines up with the stall after the conflict); offline, from the logs alone, it is not claimed:
+ * the unlink logs nothing.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { basisOf, type Evidence } from '../../src/domain/index.js';
-import type { OfflineAlert } from '../../src/report/alerts-text.js';
 import type { AnalyzeReport } from '../../src/report/analyze-text.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
 import { destroyAllServers, startPrimary, startStandby, type PgServer } from '../helpers/pg-harness.js';
@@ -81,7 +80,7 @@ describeWithTool('strace', 'replay-stalled-on-unlink on a live PostgreSQL 18 pri
     await destroyAllServers();
   });
 
-  it('live: names the standby, the relation, the DROP TABLE and the primary (log+samples); offline the same relation, possibly (log)', async () => {
+  it('live: names the standby, the relation, the DROP TABLE and the primary, probably (log+samples); offline, from the logs, no unlink', async () => {
     const { file, bytes } = (await standby.query<{ file: string; bytes: string }>(
       'SELECT pg_relation_filepath($1) AS file, pg_relation_size($1)::text AS bytes', [TABLE]))[0]!;
     const segments = Math.max(1, Math.ceil(Number(bytes) / (SEGMENT_MB * 1024 * 1024)));
@@ -127,29 +126,19 @@ describeWithTool('strace', 'replay-stalled-on-unlink on a live PostgreSQL 18 pri
     const evidence = JSON.parse(fired!.evidence) as Evidence;
     const context = JSON.stringify({ fired, trace }, null, 1);
     expect(fired!.summary, context).toMatch(new RegExp(
-      `^replay on standby1 stalled for \\d+ s \\([\\d.]+ \\S+ of received WAL waiting\\) on unlink of ${TABLE} \\(DROP TABLE on primary at \\d\\d:\\d\\d:\\d\\d UTC\\)$`,
+      `^replay on standby1 stalled for \\d+ s \\([\\d.]+ \\S+ of received WAL waiting\\) probably on unlink of ${TABLE} \\(DROP TABLE on primary at \\d\\d:\\d\\d:\\d\\d UTC\\): the unlink logs nothing`,
     ));
     expect(basisOf(evidence)).toBe('log+samples');
     expect(JSON.parse(fired!.labels)).toMatchObject({ relation: TABLE, primary: 'primary' });
-    expect(evidence.facts).toMatchObject({ relation: TABLE, command: 'DROP TABLE', dropped_on: 'primary', possible: false });
+    expect(evidence.facts).toMatchObject({ relation: TABLE, command: 'DROP TABLE', dropped_on: 'primary', possible: true });
     // The stall it reports is the held unlinks (less up to a poll and an update interval).
     expect(evidence.facts.standing_still_seconds).toBeGreaterThanOrEqual(Math.max(MIN_STALL_S, (heldUnlinks(trace).length * UNLINK_DELAY_MS) / 1000 - 2));
     expect(rig.transitions(fired!.id)).toEqual(['firing', 'resolved']);
 
-    // Offline, the two servers' logs: the same relation and command, a possible stall.
+    // Offline, the two servers' logs: replay's standing still after the conflict is not in them.
     const { code, stdout, stderr } = await analyzeCaptured([...primary.logFiles(), ...standby.logFiles()], { rules: true, json: true });
-    // Read one after the other, the standby's log overlaps the primary's: said, and short enough here.
-    expect(stderr).toMatch(/^pgvigil analyze: \S+ starts at .*: logs of several servers\? .*\n$/);
+    expect(stderr).toBe('');
     expect(code).toBe(0);
-    const offline = (JSON.parse(stdout) as AnalyzeReport).alerts!.filter((a) => a.rule === RULE);
-    expect(offline, stdout).toHaveLength(1);
-    const [fromLog] = offline as [OfflineAlert];
-    expect(fromLog.basis).toBe('log');
-    expect(fromLog.evidence.facts).toMatchObject({ relation: TABLE, command: 'DROP TABLE', possible: true });
-    const cited = fromLog.evidence.events.map((e) => path.dirname(e.file)).sort();
-    expect(cited).toEqual([primary.logDir, standby.logDir].sort());
-    expect(fromLog.summary).toMatch(new RegExp(
-      `stalled for a time its log does not show on unlink of ${TABLE} \\(DROP TABLE on \\S+ at \\d\\d:\\d\\d:\\d\\d UTC\\), possibly: the unlink logs nothing`,
-    ));
+    expect((JSON.parse(stdout) as AnalyzeReport).alerts!.filter((a) => a.rule === RULE), stdout).toEqual([]);
   }, 90_000);
 });
