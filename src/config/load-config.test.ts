@@ -64,12 +64,38 @@ describe('loadConfig', () => {
     expect(load(1_000, 250).collectors).toMatchObject({ idleConnectionTimeoutMs: 1_000, databaseLockCheckIntervalMs: 250 });
     expect(load(86_400_000, 3_000).collectors).toMatchObject({ idleConnectionTimeoutMs: 86_400_000, databaseLockCheckIntervalMs: 3_000 });
 
-    const idle = 'collectors.idle_connection_timeout_ms: must be a whole number of milliseconds from 1000 to 86400000: 1 s to 1 day';
-    const lockCheck = 'collectors.database_lock_check_interval_ms: must be a whole number of milliseconds from 250 to 3000: 250 ms to 3 s (DROP DATABASE waits only 5 s for pgvigil to leave)';
+    const forms = 'a number of milliseconds or a duration such as "30s", "15m", "6h", "2d"';
+    const idle = `collectors.idle_connection_timeout_ms: must be ${forms}, from 1000 ms to 86400000 ms: 1 s to 1 day`;
+    const lockCheck = `collectors.database_lock_check_interval_ms: must be ${forms}, from 250 ms to 3000 ms: 250 ms to 3 s (DROP DATABASE waits only 5 s for pgvigil to leave)`;
     expect(problemsOf(() => load(999, 3_001))).toEqual([`${idle} = 999`, `${lockCheck} = 3001`]);
     expect(problemsOf(() => load(86_400_001, 249))).toEqual([`${idle} = 86400001`, `${lockCheck} = 249`]);
     // A fraction below the minimum is one problem, not one per failed check.
-    expect(problemsOf(() => load('2m', 0.5))).toEqual([`${idle} = "2m"`, `${lockCheck} = 0.5`]);
+    expect(problemsOf(() => load('2 weeks', 0.5))).toEqual([`${idle} = "2 weeks"`, `${lockCheck} = 0.5`]);
+    // Durations as an operator writes them, bounds checked on their milliseconds.
+    expect(load('2m', '1.5s').collectors).toMatchObject({ idleConnectionTimeoutMs: 120_000, databaseLockCheckIntervalMs: 1_500 });
+    expect(load('1d', '250ms').collectors).toMatchObject({ idleConnectionTimeoutMs: 86_400_000, databaseLockCheckIntervalMs: 250 });
+    expect(problemsOf(() => load('25h', '3s'))).toEqual([`${idle} = "25h"`]);
+  });
+
+  it('takes durations with units for every duration key and rule threshold, and numbers as milliseconds as before', () => {
+    const config = loadConfig({
+      file: file('durations.yaml', 'collectors:\n  interval_ms: { pg_stat_user_tables: 30s, pg_standby: 1000 }\nrules:\n  hold_down_ms: 2m\n  thresholds:\n    standby-disconnected: { sustain_ms: 45s }\nretention:\n  interval_ms: 15m\n'),
+      env: {},
+    });
+    expect(config.collectors.intervalMs).toEqual({ pg_stat_user_tables: 30_000, pg_standby: 1_000 });
+    expect(config.rules.holdDownMs).toBe(120_000);
+    expect(config.rules.thresholds['standby-disconnected']).toMatchObject({ sustainMs: 45_000 });
+    expect(config.retention.intervalMs).toBe(900_000);
+    expect(problemsOf(() => loadConfig({ file: file('bad-duration.yaml', 'rules:\n  hold_down_ms: soon\n'), env: {} })))
+      .toEqual(['rules.hold_down_ms: expected a number of milliseconds or a duration such as "30s", "15m", "6h", "2d" = "soon"']);
+  });
+
+  it('refuses a collector name that does not exist, in disabled and in interval_ms, naming the known ones', () => {
+    const path = file('collectors.yaml', 'collectors:\n  disabled: [pg_nope]\n  interval_ms: { replay_progress: 1000, pg_standby: 1000 }\n');
+    const problems = problemsOf(() => loadConfig({ file: path, env: {} }));
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^collectors\.disabled: unknown collector "pg_nope": one of pg_stat_user_tables, .*pg_standby/);
+    expect(problems[1]).toMatch(/^collectors\.interval_ms: unknown collector "replay_progress": one of /);
   });
 
   it('takes flag over environment over file', () => {

@@ -13,6 +13,7 @@ import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
 import type { Severity } from '../domain/alert.js';
 import { resolveForwardPostgres, type ForwardPostgres } from './forward-config.js';
+import { COLLECTOR_NAMES } from '../collectors/index.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
@@ -174,6 +175,14 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     if (names.has(t.name)) problems.push({ path: `targets.${i}.name`, message: 'target names must be unique', value: t.name });
     names.add(t.name);
   });
+
+  // A misspelt collector would otherwise be polled at its default interval, or never turned off.
+  const collectorNameUses: Array<[string, string[]]> = [['collectors.disabled', raw.collectors.disabled], ['collectors.interval_ms', Object.keys(raw.collectors.interval_ms)]];
+  for (const [path, names] of collectorNameUses) {
+    for (const name of names.filter((n) => !COLLECTOR_NAMES.includes(n))) {
+      problems.push({ path, message: `unknown collector "${name}": one of ${COLLECTOR_NAMES.join(', ')}` });
+    }
+  }
 
   const [host, port] = splitHostPort(raw.listen);
   if (port < 1 || port > 65535) problems.push({ path: 'listen', message: 'port must be 1-65535', value: raw.listen });

@@ -7,18 +7,19 @@
 import { z } from 'zod';
 import { DEFAULT_MIN_SEVERITY, SEVERITIES, type Severity } from '../domain/alert.js';
 import { REDACT_LEVELS } from '../lib/redact.js';
+import { DURATION_FORMS, durationTextToMs } from './duration.js';
 
 const hostPort = z
   .string()
   .regex(/^(\[[0-9a-fA-F:]+\]|[^:\s]+):\d{1,5}$/, 'expected HOST:PORT, e.g. 127.0.0.1:9899 or [::1]:9899');
 
-const durationMs = z.number().int().positive();
+const durationMs = z.preprocess(durationTextToMs, z.number({ error: `expected ${DURATION_FORMS}` }).int().positive());
 
-/** A whole number of milliseconds in [minMs, maxMs]; the message says what is allowed and why. */
+/** A whole number of milliseconds (or a duration text) in [minMs, maxMs]; the message says what is allowed and why. */
 function durationMsBetween(minMs: number, maxMs: number, why: string) {
-  const allowed = `must be a whole number of milliseconds from ${minMs} to ${maxMs}: ${why}`;
+  const allowed = `must be ${DURATION_FORMS}, from ${minMs} ms to ${maxMs} ms: ${why}`;
   // int first: zod stops at a failed int, so a fraction below the minimum is one problem, not two.
-  return z.number({ error: allowed }).int(allowed).min(minMs, allowed).max(maxMs, allowed);
+  return z.preprocess(durationTextToMs, z.number({ error: allowed }).int(allowed).min(minMs, allowed).max(maxMs, allowed));
 }
 
 export const logSourceSchema = z
@@ -81,9 +82,9 @@ const collectors = z
      */
     max_connections: z.number({ error: 'must be a whole number from 2 to 50' }).int('must be a whole number from 2 to 50').min(2, 'must be at least 2: one connection stays on the main database, one visits the others').max(50, 'at most 50: pgvigil is a guest on the server').default(3),
     /**
-     * No connection is opened while the server has this many or fewer slots left for ordinary
-     * roles (max_connections less superuser_reserved_connections and, from 16,
-     * reserved_connections, less the client backends): the database visits are skipped and said.
+     * A connection is opened only if this many slots stay free for ordinary roles after it
+     * (max_connections less superuser_reserved_connections and, from 16, reserved_connections,
+     * less the client backends); otherwise the database visit is skipped, counted and said.
      */
     min_free_connections: z.number({ error: 'must be a whole number, 0 or more' }).int('must be a whole number, 0 or more').min(0, 'must be 0 or more').default(5),
     /**
@@ -194,7 +195,8 @@ const rules = z
     /** A sample older than this no longer counts as the latest value. */
     stale_after_ms: durationMs.default(60_000),
     /** Per rule id, thresholds that differ from the defaults (snake_case keys, docs/rules.md). */
-    thresholds: z.record(z.string(), z.record(z.string(), z.number())).default({}),
+    // A `*_ms` threshold may be a duration text; catalog.ts turns it into milliseconds.
+    thresholds: z.record(z.string(), z.record(z.string(), z.union([z.number(), z.string()]))).default({}),
   })
   .strict();
 

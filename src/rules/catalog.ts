@@ -21,6 +21,7 @@ import { replayStalled, DEFAULTS as STALLED } from './replay-stalled.js';
 import { replayStalledOnUnlink, DEFAULTS as STALLED_ON_UNLINK } from './replay-stalled-on-unlink.js';
 import { replicaLagOverLbLimit, DEFAULTS as LAG } from './replica-lag-over-lb-limit.js';
 import { replicationSlotDanger, DEFAULTS as SLOT_DANGER } from './replication-slot-danger.js';
+import { durationTextToMs } from '../config/duration.js';
 import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
 import type { Rule, RuleNeeds } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
@@ -214,7 +215,8 @@ export function describeRules(options: Pick<RulesOptions, 'disabled' | 'threshol
 export function thresholdsFromConfig(raw: Record<string, Record<string, unknown>>): RulesOptions['thresholds'] {
   const out: Record<string, Record<string, unknown>> = {};
   for (const [id, values] of Object.entries(raw)) {
-    out[id] = Object.fromEntries(Object.entries(values).map(([key, value]) => [toCamel(key), value]));
+    // A duration threshold (`*_ms`) may be written "30s", "15m", "6h" as every duration key may.
+    out[id] = Object.fromEntries(Object.entries(values).map(([key, value]) => [toCamel(key), key.endsWith('_ms') ? durationTextToMs(value) : value]));
   }
   return out as RulesOptions['thresholds'];
 }
