@@ -1,9 +1,11 @@
 /**
  * Hostile HTTP requests: oversize, malformed and repeated parameters, path traversal, unicode,
- * numbers past every range, and 1,000 concurrent scrapes of /metrics on a real socket. The
+ * numbers past every range, and 1,000 concurrent scrapes of /metrics on a real socket. Path
+ * traversal gets an exact status and never a file's content. The
  * contract: a client error is a 4xx with a JSON message, never a 500, never a stack trace, and
  * the server keeps answering.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
@@ -59,13 +61,45 @@ const HOSTILE_URLS = [
   '/api/report?from=8640000000000001', `/api/series?name=a&step=${'9'.repeat(400)}d`, '/api/series?name=a&from=now-99999999999999999999d',
   '/api/events?limit=99999999999999999999', '/api/alerts/99999999999999999999', '/api/alerts/0', '/api/alerts/-1', '/api/alerts/1e3',
   '/api/events?from=-1', '/api/events?from=now-1e3h', '/api/events?from=2026-13-45T99:99:99Z',
-  // path traversal and odd paths
-  '/api/../metrics', '/api/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fetc%2fpasswd', '/api/alerts/..%2f..%2fetc%2fpasswd', '/%2e%2e/', '//metrics', '/metrics/',
-  '/api/alerts/%00', '/api/events/../../../../etc/passwd', '/metrics?x=../../etc/passwd',
   // unicode
   '/api/events?database=%E2%80%AE%F0%9F%90%98', '/api/events?database=%ED%A0%80', '/api/events?database=%FF%FE', '/api/%F0%9F%90%98',
   `/api/series?name=a&labels=${encodeURIComponent('{"datname":"ö\\u0000\\n"}')}`, '/api/events?kind=d%C3%A9adlock',
 ];
+
+/**
+ * Path traversal, with the exact answer each must get: a dot segment that stays inside the app
+ * resolves to the route it names (as any URL parser resolves it: `/api/../metrics` is `/metrics`),
+ * anything else is a 404 or, for a parameter, a 400. `served` says what the body must be.
+ */
+const TRAVERSAL: Array<[url: string, status: number, served: 'metrics' | 'page' | 'error']> = [
+  ['/api/../metrics', 200, 'metrics'],
+  ['/%2e%2e/', 200, 'page'],
+  ['/metrics?x=../../etc/passwd', 200, 'metrics'],
+  ['/api/%2e%2e/%2e%2e/etc/passwd', 404, 'error'],
+  ['/..%2f..%2fetc%2fpasswd', 404, 'error'],
+  ['/api/events/../../../../etc/passwd', 404, 'error'],
+  ['/../package.json', 404, 'error'],
+  ['/%2e%2e/%2e%2e/package.json', 404, 'error'],
+  ['/web/../package.json', 404, 'error'],
+  ['//metrics', 404, 'error'],
+  ['/metrics/', 404, 'error'],
+  ['/api/alerts/..%2f..%2fetc%2fpasswd', 400, 'error'],
+  ['/api/alerts/%00', 400, 'error'],
+];
+
+/** Lines of files a traversal could reach: none may appear in any answer. */
+const FILE_CONTENTS = [readFileSync('/etc/passwd', 'utf8').split('\n')[0]!, '"name": "pgvigil"', '"compilerOptions"'];
+
+function expectServed(url: string, res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, served: 'metrics' | 'page' | 'error'): void {
+  expect(res.statusCode, `${url}: ${res.body.slice(0, 200)}`).toBe(status);
+  for (const content of FILE_CONTENTS) expect(res.body, `${url} returned file content`).not.toContain(content);
+  if (served === 'metrics') expect(res.body, url).toMatch(/^# HELP /);
+  if (served === 'page') expect(res.body, url).toMatch(/^<!doctype html>/);
+  if (served === 'error') {
+    expect(res.headers['content-type'], url).toMatch(/^application\/json/);
+    expect(JSON.parse(res.body), url).toEqual({ error: status === 404 ? 'not_found' : 'bad_request', message: expect.any(String) });
+  }
+}
 
 describe('hostile requests (inject)', () => {
   let app: FastifyInstance;
@@ -80,6 +114,10 @@ describe('hostile requests (inject)', () => {
     const res = await app.inject({ method: 'GET', url });
     expectNoServerError(url, res.statusCode, res.body);
     if (res.statusCode >= 400 && res.statusCode !== 404) expect(res.json(), url).toMatchObject({ error: expect.any(String), message: expect.any(String) });
+  });
+
+  it.each(TRAVERSAL)('path traversal %s answers %i with no file content', async (url, status, served) => {
+    expectServed(url, await app.inject({ method: 'GET', url }), status, served);
   });
 
   it('answers 4xx to non-GET methods and bodies it does not expect', async () => {
