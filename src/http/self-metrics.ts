@@ -278,20 +278,28 @@ const HOUR_NS = 3_600e9;
  * adds them to and which starts over at the first refresh after a scrape took it. A scrape's
  * window so runs from the refresh before the previous scrape to the refresh before it.
  */
-class EventLoopDelays {
+export class EventLoopDelays {
   private readonly sinceRefresh = createHistogram({ highest: HOUR_NS, figures: 2 });
   private readonly window = createHistogram({ highest: HOUR_NS, figures: 2 });
   private reported = false;
   /** Before the first tick there is no delay to tell: 0, as prom-client says. */
   figures: LagWindow = { p50: 0, p99: 0, max: 0 };
 
-  constructor() {
+  /** Delays fed by the 10 ms timer on this process's loop (tests feed `record` themselves). */
+  static watchingThisLoop(): EventLoopDelays {
+    const delays = new EventLoopDelays();
     let lastMs = performance.now();
     setInterval(() => {
       const nowMs = performance.now();
-      this.sinceRefresh.record(Math.max(1, Math.round((nowMs - lastMs) * 1e6)));
+      delays.record((nowMs - lastMs) * 1e6);
       lastMs = nowMs;
     }, LOOP_TICK_MS).unref();
+    return delays;
+  }
+
+  /** One tick: the time since the previous one, timer period included. */
+  record(delayNs: number): void {
+    this.sinceRefresh.record(Math.max(1, Math.round(delayNs)));
   }
 
   refresh(): void {
@@ -314,7 +322,7 @@ class EventLoopDelays {
 let eventLoop: EventLoopDelays | null = null;
 
 function eventLoopDelays(): EventLoopDelays {
-  return (eventLoop ??= new EventLoopDelays());
+  return (eventLoop ??= EventLoopDelays.watchingThisLoop());
 }
 
 /** Adapts one target's PollScheduler.stats (per collector name) to CollectorStats. */

@@ -176,15 +176,20 @@ describe('tailer: back-pressure', () => {
     const dir = tempDir('tail-pressure');
     const file = path.join(dir, 'postgresql.log');
     writeFileSync(file, logLines(0, 40_000)); // ~3 MB
-    const gate = { open: false };
+    const gate = { open: false, asked: 0 };
     // The real writer behind a gate: `accepting` is what a full backlog looks like to a source.
     rig = await startRig(dir, {
-      source: file, chunkBytes: 64 * 1024,
-      wrapWriter: (real) => ({ enqueue: (batch: WriteBatch) => real.enqueue(batch), get accepting() { return gate.open; } }),
+      source: file, chunkBytes: 64 * 1024, backpressureWaitMs: 50,
+      wrapWriter: (real) => ({ enqueue: (batch: WriteBatch) => real.enqueue(batch), get accepting() { gate.asked++; return gate.open; } }),
     });
-    await waitFor(() => rig!.tailer.stats().bytesRead > 0, 'the first chunk');
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(rig.tailer.stats().bytesRead).toBe(64 * 1024);
+    await waitFor(() => rig!.tailer.stats().bytesRead > 0 && gate.asked > 0, 'the first chunk, then the writer asked');
+    // Five back-pressure waits on the test's clock, each ending in the writer asked again and refusing.
+    for (let wait = 0; wait < 5; wait++) {
+      const asked = gate.asked;
+      await rig.clock.advance(50);
+      await waitFor(() => gate.asked > asked, `the tailer to ask again after wait ${wait + 1}`);
+      expect(rig.tailer.stats().bytesRead).toBe(64 * 1024);
+    }
     gate.open = true;
     await rig.expectSeqs(range(0, 40_000));
   });
