@@ -35,7 +35,7 @@ LIMIT ${ROW_LIMIT}`;
 
 const P = 'pg_lock_waits';
 const M = metricDefs(P, {
-  session_wait_seconds: gauge('How long one session has waited for its lock; labels pid, lock, relation, blocking_pids, query.'),
+  session_wait_seconds: gauge('How long sessions have waited for their lock, the longest per user, application, lock and relation (the store also keeps pid, blocking_pids and query).'),
   relation_max_wait_seconds: gauge('Longest current lock wait on the relation.'),
   relation_waiters: gauge('Sessions waiting for a lock on the relation.'),
   sessions: gauge('Sessions waiting for a heavyweight lock in the database.'),

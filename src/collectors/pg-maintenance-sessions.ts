@@ -35,7 +35,7 @@ ORDER BY a.pid`;
 
 const P = 'pg_maintenance_sessions';
 const M = metricDefs(P, {
-  info: gauge('Always 1 per session; labels kind, pid, leader_pid, datname, state, wait event, query (truncated).'),
+  info: gauge('Always 1 per kind of session running; labels kind, datname, user, application, state, wait event (the store also keeps pid, leader_pid and query).'),
   xact_start_timestamp_seconds: gauge('When the session\'s transaction started, epoch seconds.'),
   xmin_age_xids: gauge('Age of the session\'s xmin / xid: what it keeps vacuum from removing in its database.'),
   running: gauge('Sessions of each kind running now.'),

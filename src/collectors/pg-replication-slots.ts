@@ -36,7 +36,7 @@ ORDER BY s.slot_name`;
 
 const P = 'pg_replication_slots';
 const M = metricDefs(P, {
-  info: gauge('Always 1; labels describe the slot and who owns it (owner, owner_pid: for REPACK its session).'),
+  info: gauge('Always 1; labels describe the slot and who owns it (owner; the store also keeps owner_pid: for REPACK its session).'),
   active: gauge('1 while a process streams from the slot.'),
   active_pid: gauge('PID of the process using the slot (NULL when inactive).'),
   xmin_age_xids: gauge('Age of the slot xmin: holds back vacuum of every table (NULL when unset).'),

@@ -67,7 +67,7 @@ ORDER BY kind, rank`;
 const P = 'pg_xmin_horizon';
 const M = metricDefs(P, {
   holder_age_xids: gauge(
-    'Age in XIDs of what one holder keeps vacuum from removing; labels say who (kind, scope, pid, datname, state, query...).',
+    'Age in XIDs of what a holder keeps vacuum from removing; labels say who (kind, scope, owner, datname, usename, application_name, slot or gid name), the oldest of alike holders (the store also keeps pid and query).',
   ),
   holder_xact_start_timestamp_seconds: gauge('When the holder\'s transaction started (sessions) or was prepared, epoch seconds.'),
   holder_query_start_timestamp_seconds: gauge('When the holding session\'s current or last query started, epoch seconds.'),

@@ -14,6 +14,12 @@
  * and frees its place: the safety net for series no snapshot retires. While a target's latest
  * `pg_up` is 0 (the poller lost the server) its other series are hidden: their values are from
  * before the outage and must not pass for current ones.
+ *
+ * Labels the store keeps for the rules and the exposition leaves out (STORE_ONLY_LABELS):
+ * statement text, users' data that no scrape should carry off, and process ids, which would make
+ * a new series of every session Prometheus then keeps for its whole retention. Series that differ
+ * only in them are one series here: the largest value of a run (a snapshot) (the longest wait, the oldest
+ * holder's age), or the earliest for a timestamp (the oldest transaction's start).
  */
 import type { Labels, Sample } from '../domain/index.js';
 import type { SnapshotRange } from '../store/store-writer.js';
@@ -45,6 +51,7 @@ interface SeriesEntry {
   prefix: string;
   /** `value\n`, or '' while the latest value is NULL (never printed as 0). */
   valueText: string;
+  value: number | null;
   seenMs: number;
   /** The latest run that produced it; only that run's key may retire it. */
   run: RunSeries | null;
@@ -59,8 +66,13 @@ interface RunSeries {
 
 interface Family {
   header: string;
+  /** Merged series show the earliest value (timestamps), not the largest. */
+  earliest: boolean;
   series: Map<string, SeriesEntry>;
 }
+
+/** Statement text and process ids: in the store's samples, never in the exposition. */
+export const STORE_ONLY_LABELS: ReadonlySet<string> = new Set(['query', 'pid', 'blocking_pids', 'leader_pid', 'owner_pid']);
 
 /** The poller's reachability sample (1 connected, 0 not). */
 const UP_METRIC = 'pg_up';
@@ -151,7 +163,10 @@ export class LatestSamples {
       if (entry === undefined) return;
       family.series.set(key, entry);
     }
-    entry.valueText = sample.value === null ? '' : `${formatValue(sample.value)}\n`;
+    // Samples of one run that share an exposed series (they differed in store-only labels) merge.
+    const value = run !== null && entry.run === run ? mergedValue(entry.value, sample.value, family.earliest) : sample.value;
+    entry.value = value;
+    entry.valueText = value === null ? '' : `${formatValue(value)}\n`;
     entry.seenMs = nowMs;
     if (run !== null) {
       entry.run = run;
@@ -195,7 +210,7 @@ export class LatestSamples {
     const description = this.descriptions.get(name);
     const type = description?.type ?? (name.endsWith('_total') ? 'counter' : 'gauge');
     const help = description?.help ?? `${name} as last sampled by pgvigil's collectors.`;
-    const family: Family = { header: flat(familyHeader(name, type, help)), series: new Map() };
+    const family: Family = { header: flat(familyHeader(name, type, help)), earliest: name.endsWith('_timestamp_seconds'), series: new Map() };
     this.families.set(name, family);
     return family;
   }
@@ -210,7 +225,7 @@ export class LatestSamples {
     }
     const pairs: Array<[string, string]> = [['target', sample.target]];
     for (const name of Object.keys(sample.labels).sort()) {
-      if (name === 'target') continue;
+      if (name === 'target' || STORE_ONLY_LABELS.has(name)) continue;
       if (!isValidLabelName(name)) {
         this.refusedSamples.invalid_label++;
         return undefined;
@@ -219,12 +234,20 @@ export class LatestSamples {
     }
     this.seriesCount++;
     this.droppedKeys.delete(`${sample.name}\u0000${key}`);
-    return { target: sample.target, name: sample.name, key, prefix: flat(sample.name, formatLabels(pairs), ' '), valueText: '', seenMs: 0, run: null };
+    return {
+      target: sample.target, name: sample.name, key, prefix: flat(sample.name, formatLabels(pairs), ' '), valueText: '', value: null, seenMs: 0, run: null,
+    };
   }
 }
 
+/** Two values of one exposed series in one run: the largest, or the earliest; NULL only when both are. */
+function mergedValue(a: number | null, b: number | null, earliest: boolean): number | null {
+  if (a === null || b === null) return a ?? b;
+  return earliest ? Math.min(a, b) : Math.max(a, b);
+}
+
 /**
- * A series' key within its family: target and labels in name order. Cheaper than labelsKey (no
+ * A series' key within its family: target and the exposed labels in name order. Cheaper than labelsKey (no
  * JSON, and no sort when the collector already gives names in order, as they do) and unambiguous:
  * the separators are control characters no PostgreSQL identifier or text value contains.
  */
@@ -237,6 +260,6 @@ function seriesKey(target: string, labels: Labels): string {
     }
   }
   let key = target;
-  for (const name of names) key += `\u0000${name}\u0001${labels[name]!}`;
+  for (const name of names) if (!STORE_ONLY_LABELS.has(name)) key += `\u0000${name}\u0001${labels[name]!}`;
   return key;
 }

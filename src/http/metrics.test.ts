@@ -302,6 +302,36 @@ describe('Metrics from polled samples', () => {
   });
 });
 
+describe('Metrics without statement text or process ids (the store keeps them for the rules)', () => {
+  const HORIZON = 'db1\u0000pg_xmin_horizon\u0000';
+  const holder = (pid: string, query: string, age: number, xactStart: number) => [
+    sample('pg_xmin_horizon_holder_age_xids', { kind: 'backend', pid, datname: 'shop', usename: 'app', application_name: 'web', state: 'idle in transaction', query }, age),
+    sample('pg_xmin_horizon_holder_xact_start_timestamp_seconds', { kind: 'backend', pid, datname: 'shop', usename: 'app', application_name: 'web', state: 'idle in transaction', query }, xactStart),
+  ];
+  const waiter = (pid: string, wait: number) => sample('pg_lock_waits_session_wait_seconds', { datname: 'shop', pid, relname: 'orders', blocking_pids: '7', query: `UPDATE orders SET note = 'hunter2' WHERE id = ${pid}` }, wait);
+  const HOLDER = 'target="db1",application_name="web",datname="shop",kind="backend",state="idle in transaction",usename="app"';
+
+  it('shows sessions that differ only in pid or query as one series: the largest value, the earliest timestamp', async () => {
+    const { db, writer, clock, scrape, metrics } = setup();
+    writer.enqueue({ samples: [...holder('102', 'SELECT 2', 900, 2_000), ...holder('101', "SELECT 'hunter2'", 500, 1_000), waiter('202', 8), waiter('201', 3)], snapshot: HORIZON });
+    writer.flush();
+    const text = await metrics.render();
+    expect(text).not.toMatch(/hunter2|query=|pid=|blocking_pids=/);
+    const got = await scrape();
+    expect(got.get(`pg_xmin_horizon_holder_age_xids{${HOLDER}}`)).toBe(900);
+    expect(got.get(`pg_xmin_horizon_holder_xact_start_timestamp_seconds{${HOLDER}}`)).toBe(1_000);
+    expect(got.get('pg_lock_waits_session_wait_seconds{target="db1",datname="shop",relname="orders"}')).toBe(8);
+    // The next run's value replaces the last one's (no merge across runs): the holder of 900 ended.
+    await clock.advance(5_000);
+    writer.enqueue({ samples: [...holder('101', "SELECT 'hunter2'", 510, 1_000)], snapshot: HORIZON });
+    writer.flush();
+    expect((await scrape()).get(`pg_xmin_horizon_holder_age_xids{${HOLDER}}`)).toBe(510);
+    // What the rules read is stored whole.
+    const stored = db.prepare("SELECT labels FROM series WHERE name = 'pg_lock_waits_session_wait_seconds'").all() as Array<{ labels: string }>;
+    expect(stored.map((s) => new Map(JSON.parse(s.labels) as Array<[string, string]>).get('pid')).sort()).toEqual(['201', '202']);
+  });
+});
+
 describe('Metrics from snapshot runs (a run is all of its series)', () => {
   // Keys as the poll scheduler makes them: target, collector, database.
   const SHOP = 'db1\u0000pg_stat_user_tables\u0000shop';

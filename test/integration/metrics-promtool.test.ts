@@ -70,6 +70,9 @@ describeWithTool('promtool', '/metrics of pgvigil watching PostgreSQL 18', () =>
     ]) expect(withSamples, name).toContain(name);
     expect(exposition).toMatch(/^pg_up\{target="primary"\} 1$/m);
     expect(exposition).toMatch(/^pg_up\{target="standby"\} 1$/m);
+    // The holder by who it is, not by its session: no statement text, no process id (the store has them).
+    expect(exposition).toMatch(/^pg_xmin_horizon_holder_age_xids\{target="primary",application_name="horizon-holder",[^}]*kind="backend"[^}]*\} \d+$/m);
+    expect(exposition).not.toMatch(/[{,](query|pid|blocking_pids|leader_pid|owner_pid)="/);
     expect(exposition).toMatch(/^pg_stat_user_tables_n_dead_tup\{target="primary",datname="postgres",relname="t1",schemaname="public"\} \d+$/m);
     expect(exposition).toMatch(/^pgvigil_alert_firing\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary\/[^"]+",severity="warning",holder="horizon-holder",holder_type="session"\} 1$/m);
     expect(exposition).toMatch(/^pgvigil_alert_summary_info\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary\/[^"]+",summary="[^"]*horizon[^"]*"\} 1$/m);
