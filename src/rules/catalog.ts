@@ -9,12 +9,15 @@
 import { autovacuumAbnormal, DEFAULTS as AUTOVACUUM_ABNORMAL } from './autovacuum-abnormal.js';
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
 import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
+import { deadlocks, DEFAULTS as DEADLOCKS } from './deadlocks.js';
 import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock-queue.js';
+import { lockTimeouts, DEFAULTS as LOCK_TIMEOUTS } from './lock-timeouts.js';
 import { parallelAutovacuumStarved, DEFAULTS as PARALLEL_STARVED } from './parallel-autovacuum-starved.js';
 import { pgRepackLeftovers, DEFAULTS as PG_REPACK_LEFTOVERS } from './pg-repack-leftovers.js';
 import { repackChangeCeiling, DEFAULTS as CHANGE_CEILING } from './repack-change-ceiling.js';
 import { repackHoldsVacuum, DEFAULTS as HOLDS_VACUUM } from './repack-holds-vacuum.js';
 import { repackFailed, DEFAULTS as REPACK_FAILED } from './repack-failed.js';
+import { recoveryConflictCancellations, DEFAULTS as CONFLICT_CANCELLATIONS } from './recovery-conflict-cancellations.js';
 import { repackLostAtSwap, DEFAULTS as LOST_AT_SWAP } from './repack-lost-at-swap.js';
 import { replayDelayedOnPurpose, DEFAULTS as DELAYED_ON_PURPOSE } from './replay-delayed-on-purpose.js';
 import { replayStalled, DEFAULTS as STALLED } from './replay-stalled.js';
@@ -26,6 +29,7 @@ import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
 import type { Rule, RuleNeeds } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
+import { statementTimeouts, DEFAULTS as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
 import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
 import { xminHorizonHeld, DEFAULTS as XMIN } from './xmin-horizon-held.js';
@@ -114,6 +118,16 @@ export const RULES = {
     create: errorStorm, defaults: ERROR_STORM,
     needs: needs({ events: ['lock_timeout', 'statement_timeout', 'deadlock', 'recovery_conflict'] }),
   },
+  'recovery-conflict-cancellations': {
+    create: recoveryConflictCancellations, defaults: CONFLICT_CANCELLATIONS,
+    needs: needs({ settings: [DDL_LOGGED, CONFLICT_WAITS_LOGGED], events: ['recovery_conflict', 'recovery_conflict_wait', 'ddl'] }),
+  },
+  'lock-timeouts': {
+    create: lockTimeouts, defaults: LOCK_TIMEOUTS,
+    needs: needs({ settings: [LOCK_WAITS_LOGGED, DDL_LOGGED], events: ['lock_timeout', 'lock_wait', 'ddl'] }),
+  },
+  deadlocks: { create: deadlocks, defaults: DEADLOCKS, needs: needs({ events: ['deadlock'] }) },
+  'statement-timeouts': { create: statementTimeouts, defaults: STATEMENT_TIMEOUTS, needs: needs({ events: ['statement_timeout'] }) },
   'autovacuum-abnormal': {
     create: autovacuumAbnormal, defaults: AUTOVACUUM_ABNORMAL,
     needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_stat_user_tables', 'pg_stat_progress_vacuum'], events: ['autovacuum'] }),

@@ -1,37 +1,53 @@
 /**
  * error-storm: statements cancelled in bulk (lock timeouts, statement timeouts, deadlocks,
- * cancellations by recovery conflicts on a standby) above a rate: one alert per storm per target,
- * not one per error, naming the counts per kind and the relations and databases most hit. A storm
- * is usually one cause (a DDL in the lock queue, a long transaction, replay conflicting with
- * queries) seen by many sessions; the relations point at it.
+ * cancellations by recovery conflicts on a standby) far above the server's own usual rate: one
+ * alert per storm per target, not one per error, naming the counts per kind and the relations and
+ * databases most hit. A storm is usually one cause (a DDL in the lock queue, a long transaction,
+ * replay conflicting with queries) seen by many sessions; the relations point at it.
+ *
+ * Judged against the target's baseline: an application that uses statement_timeout as a guard
+ * cancels a few statements a minute all day, and that is its normal. The usual count per window
+ * is the median over the previous hours' windows (a storm within the last half of them does not
+ * raise it); a storm is at least `surgeRatio` times that and at least `minEvents`. Each kind is
+ * also reported on its own, grouped per cause, by an info rule (lock-timeouts, statement-timeouts,
+ * deadlocks, recovery-conflict-cancellations); the summary names those whose causes it counts.
  *
  * From the log alone: lock_timeout, statement_timeout, deadlock and recovery_conflict events. The
  * relation is the one the statement names (PG 19's lock timeouts and every deadlock also name the
  * locked relation by OID, used when the statement names none).
  */
 import type { EventKind } from '../domain/index.js';
-import type { RuleEvent } from './rule-view.js';
+import { ID as DEADLOCKS } from './deadlocks.js';
+import { ID as LOCK_TIMEOUTS } from './lock-timeouts.js';
+import { ID as CONFLICT_CANCELLATIONS } from './recovery-conflict-cancellations.js';
+import type { RuleEvent, RuleView } from './rule-view.js';
+import { ID as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { tableCommandOf } from './statements.js';
+import { statementRelationOf } from './statements.js';
 import { formatCount, formatDuration, plural } from './summary-format.js';
 
 export const ID = 'error-storm';
 
 export interface ErrorStormOptions {
   windowMs: number;
-  /** Cancellations within the window that make a storm (20 in 5 min: 4 a minute). */
+  /** Cancellations within the window below which nothing is a storm (20 in 5 min: 4 a minute). */
   minEvents: number;
   errorEvents: number;
+  /** How far back before the window the usual rate is read (3 h). */
+  baselineMs: number;
+  /** A storm is at least this many times the usual count per window. */
+  surgeRatio: number;
 }
 
-export const DEFAULTS: ErrorStormOptions = { windowMs: 300_000, minEvents: 20, errorEvents: 200 };
+export const DEFAULTS: ErrorStormOptions = { windowMs: 300_000, minEvents: 20, errorEvents: 200, baselineMs: 3 * 3_600_000, surgeRatio: 4 };
 
+/** Per kind: its name, and the info rule that reports its causes. */
 const KINDS = {
-  lock_timeout: ['lock timeout', 'lock timeouts'],
-  statement_timeout: ['statement timeout', 'statement timeouts'],
-  deadlock: ['deadlock', 'deadlocks'],
-  recovery_conflict: ['recovery conflict cancellation', 'recovery conflict cancellations'],
-} as const satisfies Partial<Record<EventKind, readonly [string, string]>>;
+  lock_timeout: ['lock timeout', 'lock timeouts', LOCK_TIMEOUTS],
+  statement_timeout: ['statement timeout', 'statement timeouts', STATEMENT_TIMEOUTS],
+  deadlock: ['deadlock', 'deadlocks', DEADLOCKS],
+  recovery_conflict: ['recovery conflict cancellation', 'recovery conflict cancellations', CONFLICT_CANCELLATIONS],
+} as const satisfies Partial<Record<EventKind, readonly [string, string, string]>>;
 
 type StormKind = keyof typeof KINDS;
 type StormEvent = RuleEvent<StormKind>;
@@ -52,6 +68,8 @@ export function errorStorm(options: ErrorStormOptions = DEFAULTS): Rule {
       const findings: Finding[] = [];
       for (const [target, events] of byTarget) {
         if (events.length < options.minEvents) continue;
+        const usual = usualCount(view, target, nowMs, options);
+        if (events.length < options.surgeRatio * usual) continue;
         events.sort((a, b) => a.tsMs - b.tsMs || a.id - b.id);
         const kinds = countBy(events, (e) => e.kind);
         const relations = countBy(events, relationOf);
@@ -62,12 +80,14 @@ export function errorStorm(options: ErrorStormOptions = DEFAULTS): Rule {
           target,
           labels: {},
           severity: events.length >= options.errorEvents ? 'error' : 'warning',
-          summary: `${formatCount(events.length)} statements cancelled on ${target} in the last ${formatDuration(options.windowMs)} (${perKind})` +
-            `${describeTop('relations', relations)}${describeTop('databases', databases)}`,
+          summary: `${formatCount(events.length)} statements cancelled on ${target} in the last ${formatDuration(options.windowMs)} (${perKind}), ` +
+            `usually ${formatCount(usual)} per ${formatDuration(options.windowMs)} over the previous ${formatDuration(options.baselineMs)}` +
+            `${describeTop('relations', relations)}${describeTop('databases', databases)}; causes in ${[...kinds.keys()].map((k) => KINDS[k as StormKind][2]).join(', ')}`,
           evidence: evidenceOf({
             eventIds: events.slice(-EVIDENCE_EVENTS).map((e) => e.id),
             facts: {
               cancelled: events.length,
+              usual_per_window: usual,
               ...Object.fromEntries([...kinds].map(([kind, n]) => [kind, n])),
               top_relation: [...relations.keys()][0] ?? null,
               top_database: [...databases.keys()][0] ?? null,
@@ -78,6 +98,25 @@ export function errorStorm(options: ErrorStormOptions = DEFAULTS): Rule {
       return findings;
     },
   };
+}
+
+/**
+ * The median count per window over the baseline before the current window: robust to a storm
+ * that fills less than half of it, so a storm does not become its own normal at once.
+ */
+function usualCount(view: RuleView, target: string, nowMs: number, options: ErrorStormOptions): number {
+  const windows = Math.max(1, Math.floor(options.baselineMs / options.windowMs));
+  const endMs = nowMs - options.windowMs;
+  const counts = new Array<number>(windows).fill(0);
+  for (const kind of Object.keys(KINDS) as StormKind[]) {
+    for (const e of view.events(kind, { sinceMs: endMs - windows * options.windowMs, target })) {
+      // Half-open windows ending at the current window's start; an event at the start belongs to the current one.
+      const back = Math.floor((endMs - e.tsMs) / options.windowMs);
+      if (e.tsMs < endMs && back < windows) counts[back]!++;
+    }
+  }
+  counts.sort((a, b) => a - b);
+  return counts[Math.floor(windows / 2)]!;
 }
 
 /** Counts by key, most frequent first; events without a key are not counted. */
@@ -95,13 +134,9 @@ function describeTop(what: string, counts: Map<string, number>): string {
   return `; ${what}: ${[...counts].slice(0, TOP).map(([key, n]) => `${key} ${formatCount(n)}`).join(', ')}${counts.size > TOP ? `, ${counts.size - TOP} more` : ''}`;
 }
 
-// DML names its table after these words; DDL goes through tableCommandOf.
-const DML = /^\s*(?:with\b[\s\S]*?\)\s*)?(?:update\s+(?:only\s+)?|insert\s+into\s+|delete\s+from\s+(?:only\s+)?|merge\s+into\s+|copy\s+|select\b[\s\S]*?\bfrom\s+(?:only\s+)?)((?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*))*)/i;
-
 function relationOf(e: StormEvent): string | null {
-  const statement = e.details.statement;
-  const named = tableCommandOf(statement)?.relation ?? (statement ? DML.exec(statement)?.[1] : undefined);
-  if (named) return named.split(/\s*\.\s*/).map((p) => (p.startsWith('"') ? p.slice(1, -1).replace(/""/g, '"') : p.toLowerCase())).join('.');
+  const named = statementRelationOf(e.details.statement);
+  if (named !== null) return named;
   const lock = e.kind === 'lock_timeout' ? (e as RuleEvent<'lock_timeout'>).details.lock_object
     : e.kind === 'deadlock' ? (e as RuleEvent<'deadlock'>).details.processes[0]?.lock_object ?? null : null;
   return lock?.relation_oid != null ? `relation ${lock.relation_oid}` : null;

@@ -86,3 +86,13 @@ function normaliseRelation(raw: string | undefined): string | null {
 export function relationName(relation: string): string {
   return relation.slice(relation.lastIndexOf('.') + 1);
 }
+
+// DML names its table after these words; DDL goes through tableCommandOf.
+const DML = /^\s*(?:with\b[\s\S]*?\)\s*)?(?:update\s+(?:only\s+)?|insert\s+into\s+|delete\s+from\s+(?:only\s+)?|merge\s+into\s+|copy\s+|select\b[\s\S]*?\bfrom\s+(?:only\s+)?)((?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*))*)/i;
+
+/** The table a statement names first (`UPDATE orders ...` -> `orders`, `SELECT ... FROM "Sales".items` -> `Sales.items`); null when none. */
+export function statementRelationOf(statement: string | null): string | null {
+  const named = tableCommandOf(statement)?.relation ?? (statement ? DML.exec(statement)?.[1] : undefined);
+  if (!named) return null;
+  return named.split(/\s*\.\s*/).map((p) => (p.startsWith('"') ? p.slice(1, -1).replace(/""/g, '"') : p.toLowerCase())).join('.');
+}

@@ -1,0 +1,71 @@
+/**
+ * Episodes of statements cancelled for one cause, as the info rules report them
+ * (recovery-conflict-cancellations, lock-timeouts, deadlocks, statement-timeouts): a failure users
+ * saw, explained, that needs no one at 3 am.
+ *
+ * An episode is the events of one cause on one target whose gaps are at most the window. It is
+ * news while its last event is within the window: its alert keeps one dedup key while the cause
+ * recurs (the count in its summary grows), and resolves once a window passes without a new one.
+ * An episode is counted back at most EPISODE_LOOKBACK_MS, so a cause that recurs all day costs
+ * a bounded read per evaluation; its summary then says "since" the lookback's first event.
+ */
+import { createHash } from 'node:crypto';
+import type { EventKind } from '../domain/index.js';
+import type { RuleEvent, RuleView } from './rule-view.js';
+import { formatTime } from './summary-format.js';
+
+export interface EpisodeOptions {
+  /** A cause without a new event for this long is over. */
+  windowMs: number;
+}
+
+export const EPISODE_DEFAULTS: EpisodeOptions = { windowMs: 300_000 };
+
+/** How far back an episode's events are counted. */
+export const EPISODE_LOOKBACK_MS = 3 * 3_600_000;
+
+/** Events an alert cites: the latest ones (the cause's own events are cited besides). */
+export const EPISODE_EVIDENCE_EVENTS = 20;
+
+export interface Episode<K extends EventKind> {
+  target: string;
+  /** The cause, as keyOf named it; part of the dedup key. */
+  key: string;
+  /** Ascending by time; at least one, the last within the window. */
+  events: Array<RuleEvent<K>>;
+}
+
+/**
+ * The live episodes of `kind` at `nowMs`, one per target and cause. Reads the lookback only
+ * when some event is within the window: a quiet server costs one small read.
+ */
+export function liveEpisodes<K extends EventKind>(
+  view: RuleView, kind: K, options: EpisodeOptions, nowMs: number, keyOf: (e: RuleEvent<K>) => string,
+): Array<Episode<K>> {
+  if (view.events(kind, { sinceMs: nowMs - options.windowMs }).length === 0) return [];
+  const groups = new Map<string, Episode<K>>();
+  for (const e of view.events(kind, { sinceMs: nowMs - EPISODE_LOOKBACK_MS })) {
+    const key = keyOf(e);
+    const id = JSON.stringify([e.target, key]);
+    const group = groups.get(id);
+    if (!group) groups.set(id, { target: e.target, key, events: [e] });
+    else if (e.tsMs - group.events.at(-1)!.tsMs > options.windowMs) group.events = [e];
+    else group.events.push(e);
+  }
+  return [...groups.values()].filter((g) => g.events.at(-1)!.tsMs >= nowMs - options.windowMs);
+}
+
+/** `since 07:20:27 UTC`, one event or many: a second event must not read as news (engine.ts gistOf). */
+export function episodeSpan(episode: Episode<EventKind>): string {
+  return `since ${formatTime(episode.events[0]!.tsMs)}`;
+}
+
+/** Ids to cite: the episode's latest events. */
+export function episodeEventIds(episode: Episode<EventKind>): number[] {
+  return episode.events.slice(-EPISODE_EVIDENCE_EVENTS).map((e) => e.id);
+}
+
+/** A short stable digest of a long cause (a statement's shape) for its dedup key. */
+export function causeDigest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
