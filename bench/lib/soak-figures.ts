@@ -63,3 +63,69 @@ export function describeTrend(name: string, trend: Trend, unit: { name: string; 
   return `${name} ${f(trend.first)} -> ${f(trend.last)} ${unit.name} (medians of the 2nd and last thirds ${f(trend.middle)} then ${f(trend.end)},` +
     ` x${trend.growth.toFixed(2)}, ${sign}${f(Math.abs(trend.perHour))} ${unit.name}/h)`;
 }
+
+/** What a soak may show and still be judged flat. */
+export interface SoakLimits {
+  /** Least-squares trend over the last two thirds, MB per hour. */
+  rssMbPerHour: number;
+  heapMbPerHour: number;
+  storeMbPerHour: number;
+  /** Open descriptors: the last third's median over the second's. */
+  extraFds: number;
+  /** Median of the per-window event-loop delay p99s. */
+  lagP99Seconds: number;
+}
+
+/**
+ * A leak of 4 kB a poll, at one poll of every collector each 2 s, is 7 MB an hour: the trends must
+ * stay under about that. The heap's first 20 minutes are the rules' event cache filling
+ * (docs/reliability.md), so its trend means something only when the warm-up third covers them.
+ */
+export const SOAK_LIMITS: SoakLimits = { rssMbPerHour: 8, heapMbPerHour: 6, storeMbPerHour: 3, extraFds: 0, lagP99Seconds: 0.1 };
+
+export interface SoakFigures {
+  rss: Trend;
+  heapUsed: Trend;
+  openFds: Trend;
+  storeSize: Trend;
+  lagP99Median: number;
+  loadAverage: number;
+  cores: number;
+}
+
+/** One verdict: ok is null when the figure could not be judged (and `says` why). */
+export interface Verdict {
+  figure: string;
+  ok: boolean | null;
+  says: string;
+}
+
+const MB_BYTES = 1_048_576;
+
+export function judgeSoak(figures: SoakFigures, limits: SoakLimits = SOAK_LIMITS): Verdict[] {
+  const trend = (figure: string, t: Trend, limitMbPerHour: number): Verdict => {
+    const mbPerHour = t.perHour / MB_BYTES;
+    return { figure, ok: mbPerHour <= limitMbPerHour, says: `${figure} ${mbPerHour >= 0 ? '+' : ''}${mbPerHour.toFixed(1)} MB/h (limit +${limitMbPerHour} MB/h)` };
+  };
+  return [
+    trend('RSS', figures.rss, limits.rssMbPerHour),
+    trend('heap used', figures.heapUsed, limits.heapMbPerHour),
+    trend('store size', figures.storeSize, limits.storeMbPerHour),
+    { figure: 'open fds', ok: figures.openFds.end <= figures.openFds.middle + limits.extraFds,
+      says: `open fds ${figures.openFds.middle} then ${figures.openFds.end} (limit +${limits.extraFds})` },
+    judgeLag(figures, limits),
+  ];
+}
+
+/**
+ * The event-loop delay is the daemon's own work only on a machine with cores to spare: on one
+ * running several times as many processes as it has cores it mostly waits for a core, so it is
+ * not judged there, and says so.
+ */
+export function judgeLag(figures: Pick<SoakFigures, 'lagP99Median' | 'loadAverage' | 'cores'>, limits: Pick<SoakLimits, 'lagP99Seconds'> = SOAK_LIMITS): Verdict {
+  const measured = `event-loop delay p99 median ${(figures.lagP99Median * 1000).toFixed(0)} ms (limit ${limits.lagP99Seconds * 1000} ms)`;
+  if (figures.loadAverage > 2 * figures.cores) {
+    return { figure: 'event-loop delay', ok: null, says: `${measured} not judged: load average ${figures.loadAverage.toFixed(1)} on ${figures.cores} cores` };
+  }
+  return { figure: 'event-loop delay', ok: figures.lagP99Median < limits.lagP99Seconds, says: measured };
+}
