@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
 const OPEN_PATHS = new Set(['/healthz', '/metrics']);
+const BEARER = /^bearer\s+/i;
 
 /** Reads a token file (first line, trimmed); errors name the file and what to do. */
 export function readTokenFile(path: string): string {
@@ -27,7 +28,9 @@ export function requireBearer(app: FastifyInstance, token: string): void {
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_PATHS.has(request.url.split('?')[0]!)) return;
     const header = request.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length).trim() : '';
+    // The scheme is case-insensitive (RFC 9110 11.1): `bearer x` is as good as `Bearer x`.
+    const scheme = BEARER.exec(header);
+    const given = scheme === null ? '' : header.slice(scheme[0].length).trim();
     // Compare digests of equal length so neither the token nor its length leaks through timing.
     if (given !== '' && timingSafeEqual(digest(given), expected)) return;
     await reply

@@ -255,9 +255,49 @@ describe('HTTP app token', () => {
     expect(await status('/api/events', `Bearer ${TOKEN}x`)).toBe(401);
     expect(await status('/api/events', `Basic ${TOKEN}`)).toBe(401);
     expect(await status('/api/events', `Bearer ${TOKEN}`)).toBe(200);
+    // The scheme is case-insensitive.
+    expect(await status('/api/events', `bearer ${TOKEN}`)).toBe(200);
+    expect(await status('/api/events', `BEARER  ${TOKEN}`)).toBe(200);
     const denied = await app.inject('/api/alerts');
     expect(denied.headers['www-authenticate']).toBe('Bearer');
     expect(denied.json()).toMatchObject({ error: 'unauthorized' });
+    await app.close();
+  });
+});
+
+describe('HTTP app Host check (DNS rebinding)', () => {
+  const status = async (app: FastifyInstance, host: string | null, url = '/api/events') => {
+    const res = await app.inject({ url, headers: host === null ? {} : { host } });
+    return res.statusCode;
+  };
+
+  it('answers a loopback listener only under loopback names or its listen host, any port', async () => {
+    const { app } = await build({ listenHost: '127.0.0.1' });
+    for (const host of ['localhost', 'localhost:9899', 'LOCALHOST:9899', '127.0.0.1:9899', '127.0.0.1', '[::1]:9899', '[::1]']) expect(await status(app, host), host).toBe(200);
+    for (const host of ['evil.example', 'evil.example:9899', '127.0.0.1.evil.example', 'localhost.evil.example:9899', '[::2]:9899']) {
+      expect(await status(app, host), host).toBe(421);
+    }
+    // /metrics and the page too: a page of another site reads none of them.
+    for (const url of ['/metrics', '/', '/healthz', '/api/alerts']) expect(await status(app, 'evil.example:9899', url), url).toBe(421);
+    const refused = await app.inject({ url: '/api/events', headers: { host: 'evil.example:9899' } });
+    expect(refused.json()).toMatchObject({ error: 'misdirected_request' });
+    await app.close();
+  });
+
+  it('takes the configured loopback host, IPv6 in brackets or not', async () => {
+    for (const listenHost of ['127.0.0.2', '::1', '[::1]']) {
+      const { app } = await build({ listenHost });
+      const named = listenHost.includes(':') ? '[::1]:9899' : `${listenHost}:9899`;
+      expect(await status(app, named), listenHost).toBe(200);
+      expect(await status(app, 'evil.example'), listenHost).toBe(421);
+      await app.close();
+    }
+  });
+
+  it('leaves other listeners to the token: their names are not known', async () => {
+    const { app } = await build({ listenHost: '0.0.0.0', token: TOKEN });
+    const res = await app.inject({ url: '/api/events', headers: { host: 'pgvigil.internal:9899', authorization: `Bearer ${TOKEN}` } });
+    expect(res.statusCode).toBe(200);
     await app.close();
   });
 });

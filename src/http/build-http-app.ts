@@ -1,7 +1,7 @@
 /**
  * HTTP: builds pgvigil's fastify app (/metrics, /healthz, /readyz, /api/*, the timeline page at /) WITHOUT listening, so
  * tests drive it with inject() and app.ts decides where it listens (http-server.ts).
- * Owns routing, auth and error shapes. Everything served comes from memory (metrics) or a
+ * Owns routing, auth (the Host check of loopback listeners, the bearer token) and error shapes. Everything served comes from memory (metrics) or a
  * store through StoreReads (API): the local one, or the central one for `pgvigil serve`, which
  * has no metrics or readiness of its own to serve.
  */
@@ -14,6 +14,7 @@ import { registerApiRoutes } from './api-routes.js';
 import type { MetricsEncoding } from './metrics.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
+import { requireLoopbackHost } from './host-check.js';
 import { readiness, type ReadinessSources } from './readiness.js';
 import { registerTimelinePage } from './timeline-page.js';
 
@@ -48,6 +49,8 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
   });
+  // First: a request a page of another site made does not even learn whether a token is needed.
+  requireLoopbackHost(app, options.listenHost);
   if (options.token !== null) requireBearer(app, options.token);
 
   app.get('/healthz', async () => ({ status: 'alive' }));
