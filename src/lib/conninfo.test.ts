@@ -46,6 +46,12 @@ describe('conninfoToUrl', () => {
     expect(problemOf('   ')).toMatch(/^is empty/);
   });
 
+  it('never echoes the rest of an unquoted password that holds a space', () => {
+    expect(problemOf('host=db1 password=correct horse')).toMatch(/missing "=" after the password's value \(quote a password holding spaces: password='\.\.\.'\)$/);
+    expect(problemOf('host=db1 password=correct horse=battery')).toMatch(/^an unknown keyword after the password \(quote/);
+    for (const text of ['host=db1 password=correct horse', 'host=db1 password=correct horse=battery']) expect(problemOf(text)).not.toContain('horse');
+  });
+
   it('refuses libpq keywords the driver would silently ignore, with what to do instead, and unknown keywords', () => {
     expect(problemOf('service=appdb')).toBe(`"service" is not supported: node-postgres does not read pg_service.conf: write the service's host, port, user and dbname instead`);
     expect(problemOf('host=db1 passfile=/etc/pgvigil/pgpass')).toBe(`"passfile" is not supported: set PGPASSFILE in pgvigil's environment, or give the target a password_file`);

@@ -82,6 +82,7 @@ function parseKeywordValue(text: string): Pairs {
   const neither = 'neither a postgresql:// URL nor keyword=value pairs (such as "host=db1 port=5432 user=pgvigil dbname=postgres")';
   if (text === '') return { ok: false, problem: 'is empty: give a postgresql:// URL or keyword=value pairs, or leave the dsn out to use the PG* variables' };
   let i = 0;
+  let previous = '';
   const skipSpace = () => { while (i < text.length && /\s/.test(text[i]!)) i++; };
   while (true) {
     skipSpace();
@@ -90,7 +91,12 @@ function parseKeywordValue(text: string): Pairs {
     while (i < text.length && text[i] !== '=' && !/\s/.test(text[i]!)) i++;
     const keyword = text.slice(keywordStart, i);
     skipSpace();
-    if (text[i] !== '=') return { ok: false, problem: `${neither}: missing "=" after "${keyword}"` };
+    if (text[i] !== '=') {
+      // A word after an unquoted password is likely the rest of it: described, never echoed.
+      if (previous === 'password') return { ok: false, problem: `${neither}: missing "=" after the password's value (quote a password holding spaces: password='...')` };
+      return { ok: false, problem: `${neither}: missing "=" after "${keyword}"` };
+    }
+    previous = keyword;
     i++;
     skipSpace();
     let value = '';
@@ -116,12 +122,15 @@ function parseKeywordValue(text: string): Pairs {
 function keywordsToUrl(values: Map<string, string>): ConninfoResult {
   const query = new URLSearchParams();
   let database = '';
+  let previous = '';
   for (const [keyword, value] of values) {
     const unsupported = LIBPQ_ONLY_KEYWORDS[keyword];
     if (unsupported !== undefined) return { ok: false, problem: `"${keyword}" is not supported: ${unsupported}` };
     if (!DRIVER_KEYWORDS.has(keyword)) {
-      return { ok: false, problem: `unknown keyword "${keyword}"; pgvigil reads ${[...DRIVER_KEYWORDS].join(', ')}` };
+      const what = previous === 'password' ? 'an unknown keyword after the password (quote a password holding spaces: password=\'...\')' : `unknown keyword "${keyword}"`;
+      return { ok: false, problem: `${what}; pgvigil reads ${[...DRIVER_KEYWORDS].join(', ')}` };
     }
+    previous = keyword;
     if (keyword === 'dbname') database = value;
     else if (value !== '') query.set(keyword, value);
   }
