@@ -80,12 +80,50 @@ describe('server-crashed', () => {
     });
   }
 
-  it('fires once per crash and resolves after activeForMs', () => {
+  it('a crash loop is one alert whose count follows; it resolves activeForMs after the last crash', () => {
     const second = eventOf('server_crash', crashDetails({ pid: 42, signal: 9 }), { tsMs: at(4) });
+    const third = eventOf('server_crash', crashDetails({ pid: 43, signal: 9 }), { tsMs: at(6) });
     const short = serverCrashed({ activeForMs: 3 * STEP });
-    const steps = transitionSteps(timeline([short], new MemoryRuleView({ events: [oom, reinit, second] }), instants(0, 9)));
-    const first = `server-crashed/primary/41/${at(1)}`;
-    const next = `server-crashed/primary/42/${at(4)}`;
-    expect(steps).toEqual([['fire', first, 1], ['fire', next, 4], ['resolve', first, 5], ['resolve', next, 8]]);
+    const transitions = timeline([short], new MemoryRuleView({ events: [oom, reinit, second, third] }), instants(0, 12), { refireMinIntervalMs: 0 });
+    const key = 'server-crashed/primary';
+    expect(transitionSteps(transitions)).toEqual([['fire', key, 1], ['fire', key, 4], ['fire', key, 6], ['resolve', key, 10]]);
+    expect(transitions[2]!.summary).toMatch(/^crash loop: 3 crashes since 00:00:05 UTC; the latest: client backend pid 43 was killed by signal 9 /);
+    expect(transitions[2]!.alert!.evidence.facts).toMatchObject({ crashes: 3, first_crash_ms: at(1), pid: 43 });
+    // A crash longer than activeForMs after the one before starts a loop of its own.
+    const later = eventOf('server_crash', crashDetails({ pid: 44, signal: 9 }), { tsMs: at(20) });
+    expect(short.evaluate(new MemoryRuleView({ events: [oom, second, later] }).at(at(21)), at(21))[0]?.evidence.facts).toMatchObject({ crashes: 1, pid: 44 });
+  });
+
+  describe('the whole server died: seen at its next start', () => {
+    const restart = (step: number, phase: Parameters<typeof restartDetails>[0], extra: Partial<ReturnType<typeof restartDetails>> = {}) =>
+      eventOf('server_restart', { ...restartDetails(phase), ...extra }, { tsMs: at(step), pid: 2002 });
+    const start = (step: number) => [
+      restart(step, 'interrupted', { last_known_up: '2026-12-03 10:25:28 UTC' }), restart(step, 'automatic_recovery'), restart(step + 1, 'ready'),
+    ];
+
+    it('critical, with when it was last known up, from a start that finds it not properly shut down with nothing before', () => {
+      for (const before of [[], [ready]]) {
+        const [finding] = evaluate([...before, ...start(2)], 4);
+        expect(finding?.summary).toBe(
+          'the whole server died without logging why (a host reset, a kill -9 of the postmaster, or an OOM kill of the whole container): ' +
+          'no crash or shutdown line before its start at 00:00:10 UTC, which found it not properly shut down ' +
+          '(last known up at 2026-12-03 10:25:28 UTC) and ran crash recovery; it accepts connections again',
+        );
+        expect(finding?.evidence.facts).toMatchObject({ process_type: 'postmaster', last_known_up: '2026-12-03 10:25:28 UTC', crashes: 1 });
+      }
+    });
+
+    it('quiet when the recovery follows a crash reset (that crash is the alert) or a shutdown', () => {
+      const afterReset = evaluate([oom, reinit, ...start(2)], 4);
+      expect(afterReset).toHaveLength(1);
+      expect(afterReset[0]?.summary).toMatch(/^client backend pid 41 /);
+      expect(evaluate([restart(1, 'shutdown_requested', { shutdown_mode: 'immediate' }), ...start(2)], 4)).toEqual([]);
+      expect(evaluate([restart(1, 'shut_down'), ...start(2)], 4)).toEqual([]);
+    });
+
+    it('killed again and again: one alert, counting', () => {
+      const [finding] = evaluate([...start(1), ...start(3), ...start(5)], 7);
+      expect(finding?.summary).toMatch(/^crash loop: 3 crashes since 00:00:05 UTC; the latest: the whole server died /);
+    });
   });
 });

@@ -105,11 +105,26 @@ describe('lock queues, crashes and parallel autovacuum from the log alone', () =
   for (const name of ['pg15-stderr-backend-killed-crash-restart', 'pg18-csvlog-backend-killed-crash-restart', 'pg19-jsonlog-backend-killed-crash-restart']) {
     it(`a backend killed by signal 9 is a crash, exactly (${name})`, () => {
       const events = goldenEvents(name, 'primary');
-      const [finding] = evaluate(serverCrashed(), events, events[events.length - 1]!.tsMs);
+      // One finding: the recovery after the reset is the crash's own, not a second death.
+      const findings = evaluate(serverCrashed(), events, events[events.length - 1]!.tsMs);
+      expect(findings).toHaveLength(1);
+      const [finding] = findings;
       expect(finding?.summary).toMatch(
         /^(client backend|server process) pid \d+ was killed by signal 9 \(Killed: on Linux almost always the OOM killer\).*; the server terminated every connection, recovered and accepts connections again$/,
       );
       expect(finding?.evidence.series).toEqual([]);
+    });
+  }
+
+  for (const name of ['pg15-stderr-server-killed-crash-recovery', 'pg18-csvlog-server-killed-crash-recovery', 'pg18-jsonlog-server-killed-crash-recovery']) {
+    it(`the whole server killed at once is a crash, seen at its next start (${name})`, () => {
+      const events = goldenEvents(name, 'primary');
+      const findings = evaluate(serverCrashed(), events, events[events.length - 1]!.tsMs);
+      expect(findings).toHaveLength(1);
+      expect(findings[0]!.summary).toMatch(
+        /^the whole server died without logging why .*: no crash or shutdown line before its start at \d\d:\d\d:\d\d UTC, which found it not properly shut down \(last known up at [\d-]+ [\d:]+ UTC\) and ran crash recovery; it accepts connections again$/,
+      );
+      expect(findings[0]!.evidence.facts).toMatchObject({ process_type: 'postmaster', crashes: 1 });
     });
   }
 

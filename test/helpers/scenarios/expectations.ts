@@ -318,6 +318,15 @@ const backendKilledCrashRestart: Check = (events, major) => {
   findEvent(events, 'checkpoint', 'the end-of-recovery checkpoint', (e) => e.details.phase === 'starting' && (e.details.reasons ?? []).includes('end-of-recovery'));
 };
 
+const serverKilledCrashRecovery: Check = (events) => {
+  // Nobody lived to log the death: no crash line, no reset; only the next start's recovery.
+  expect(events.filter((e) => e.kind === 'server_crash')).toEqual([]);
+  for (const phase of ['interrupted', 'automatic_recovery', 'redo_start', 'redo_done', 'ready'] as const) {
+    findEvent(events, 'server_restart', `phase ${phase}`, (e) => e.details.phase === phase);
+  }
+  expect(events.some((e) => e.kind === 'server_restart' && ['terminating_others', 'reinitializing'].includes(e.details.phase))).toBe(false);
+};
+
 function parallelVacuum(table: string, launched: (planned: number, launched: number) => void): Check {
   return (events, major) => {
     const vacuum = findEvent(events, 'autovacuum', `${table} with an index pass`, (e) => e.details.table === table && (e.details.index_scans ?? 0) >= 1);
@@ -375,6 +384,7 @@ const CHECKS: Record<string, Check> = {
   'standby-feedback-holds-vacuum': standbyFeedbackHoldsVacuum,
   'logical-slot-holds-catalogs': logicalSlotHoldsCatalogs,
   'backend-killed-crash-restart': backendKilledCrashRestart,
+  'server-killed-crash-recovery': serverKilledCrashRecovery,
   'parallel-autovacuum': parallelVacuum('parallel_autovacuum', (planned, launched) => {
     expect(planned).toBe(3);
     expect(launched).toBe(planned);

@@ -1,9 +1,9 @@
 /**
  * Every scenario, in the order a recording runs them on one server. Order matters only where a
- * scenario leaves the server changed for good: the crash restarts it, so it runs late.
+ * scenario leaves the server changed for good: the crashes restart it, so they run last.
  */
 import { autovacuumFourIndexes, autovacuumHeldBackBySnapshot } from './autovacuum.js';
-import { backendKilledCrashRestart } from './crash.js';
+import { backendKilledCrashRestart, serverKilledCrashRecovery } from './crash.js';
 import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
 import { checkpointRequested, logStatementAll, logStatementDdl, tempFilesSort } from './maintenance.js';
 import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumStarved } from './parallel-autovacuum.js';
@@ -40,6 +40,7 @@ export const SCENARIOS: readonly Scenario[] = [
   standbyFeedbackHoldsVacuum,
   logicalSlotHoldsCatalogs,
   backendKilledCrashRestart,
+  serverKilledCrashRecovery,
 ];
 
 export function scenarioByName(name: string): Scenario {
