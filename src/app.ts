@@ -112,7 +112,8 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         log.warn({ listen: `${config.listen.host}:${config.listen.port}` }, 'http.allow_unauthenticated: /api and /readyz are served without a token to every host that can reach this address');
       }
       const app = await buildHttpApp({
-        metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
+        metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, metricsToken: config.httpMetricsToken, tls: config.httpTls,
+        allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
       const components: Component[] = [writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];

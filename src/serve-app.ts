@@ -43,7 +43,7 @@ export function buildServeApp(config: Config, { store, filter }: ServeOptions, {
     async start() {
       opened = isPostgresUrl(store) ? await openCentral(store, filter, log) : await openFile(store);
       const app = await buildHttpApp({
-        queries: opened.reads, clock, listenHost: config.listen.host, token: config.httpToken,
+        queries: opened.reads, clock, listenHost: config.listen.host, token: config.httpToken, tls: config.httpTls,
         allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);

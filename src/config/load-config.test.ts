@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -187,6 +188,29 @@ describe('loadConfig', () => {
       .toEqual([expect.stringMatching(/^http_token_file: the token must be at least 16 characters \(e\.g\. openssl rand -hex 32 > .*short-token\)/)]);
     expect(problemsOf(() => loadConfig({ file: file('open-typo.yaml', 'http:\n  allow_unauthenticated: "yes"\n'), env: {} })))
       .toEqual([expect.stringMatching(/^http\.allow_unauthenticated: .*boolean/)]);
+  });
+
+  it('takes a token for /metrics alone, and refuses a short one', () => {
+    expect(loadConfig({ env: {} }).httpMetricsToken).toBeNull();
+    const token = file('metrics-token', 'a-metrics-token-0123456789\n');
+    expect(loadConfig({ file: file('metrics-token.yaml', `http:\n  metrics_token_file: ${token}\n`), env: {} }).httpMetricsToken).toBe('a-metrics-token-0123456789');
+    const short = file('metrics-short', 'abc\n');
+    expect(problemsOf(() => loadConfig({ file: file('metrics-short.yaml', `http:\n  metrics_token_file: ${short}\n`), env: {} })))
+      .toEqual([expect.stringMatching(/^http\.metrics_token_file: the token must be at least 16 characters/)]);
+  });
+
+  it('reads http.tls and refuses unreadable files or a key of another certificate at startup', () => {
+    const pair = (name: string) => {
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', `${name}.key`, '-out', `${name}.crt`], { cwd: dir, stdio: 'pipe' });
+      return { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+    };
+    const [a, b] = [pair('tls-a'), pair('tls-b')];
+    const tls = (cert: string, key: string) => file('tls.yaml', `http:\n  tls:\n    cert_file: ${cert}\n    key_file: ${key}\n`);
+    expect(loadConfig({ env: {} }).httpTls).toBeNull();
+    expect(loadConfig({ file: tls(a.cert, a.key), env: {} }).httpTls).toMatchObject({ cert: expect.stringContaining('BEGIN CERTIFICATE'), key: expect.stringContaining('PRIVATE KEY') });
+    expect(problemsOf(() => loadConfig({ file: tls(a.cert, b.key), env: {} }))).toEqual([expect.stringMatching(/^http\.tls: the certificate and key do not make a TLS server \(.*\): give PEM files/)]);
+    expect(problemsOf(() => loadConfig({ file: tls(join(dir, 'absent.crt'), a.key), env: {} }))).toEqual([expect.stringMatching(/^http\.tls\.cert_file: cannot read it: .*absent\.crt/)]);
+    expect(problemsOf(() => loadConfig({ file: file('tls-half.yaml', `http:\n  tls:\n    cert_file: ${a.cert}\n`), env: {} }))[0]).toMatch(/^http\.tls\.key_file: /);
   });
 
   it('names YAML syntax errors and a missing file', () => {

@@ -9,6 +9,7 @@ import type { z } from 'zod';
 import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } from './schema.js';
 import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
+import { resolveHttpTls, type HttpTls } from './http-tls.js';
 import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
 import type { Severity } from '../domain/alert.js';
@@ -38,6 +39,10 @@ export interface Config {
   dbPath: string;
   logLevel: RawConfig['log_level'];
   httpToken: string | null;
+  /** Bearer token of /metrics (http.metrics_token_file); null: /metrics is open. */
+  httpMetricsToken: string | null;
+  /** HTTPS certificate and key (http.tls); null: plain HTTP. */
+  httpTls: HttpTls | null;
   /** Serve the API on a non-loopback address without a token (http.allow_unauthenticated). */
   httpAllowUnauthenticated: boolean;
   /** Statement text kept from log entries and polled sessions (src/lib/redact.ts). */
@@ -192,6 +197,11 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
   if (httpToken !== null && httpToken.length < MIN_HTTP_TOKEN_CHARS) {
     problems.push({ path: 'http_token_file', message: `the token must be at least ${MIN_HTTP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 > ${raw.http_token_file})`, value: raw.http_token_file });
   }
+  const httpMetricsToken = secret('http.metrics_token', null, raw.http.metrics_token_file);
+  if (httpMetricsToken !== null && httpMetricsToken.length < MIN_HTTP_TOKEN_CHARS) {
+    problems.push({ path: 'http.metrics_token_file', message: `the token must be at least ${MIN_HTTP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 > ${raw.http.metrics_token_file})`, value: raw.http.metrics_token_file });
+  }
+  const httpTls = resolveHttpTls(raw.http.tls, problems);
   if (!isLoopback(host) && raw.http_token_file === null && !raw.http.allow_unauthenticated) {
     problems.push({
       path: 'http_token_file',
@@ -235,6 +245,8 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     logLevel: raw.log_level,
     httpToken,
     httpAllowUnauthenticated: raw.http.allow_unauthenticated,
+    httpMetricsToken,
+    httpTls,
     redact: raw.redact,
     targets,
     collectors: {

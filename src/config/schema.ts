@@ -207,6 +207,13 @@ const http = z
      * where everyone who can reach pgvigil may read what it stores). pgvigil warns at each start.
      */
     allow_unauthenticated: z.boolean().default(false),
+    /**
+     * A bearer token for /metrics alone (Prometheus: authorization.credentials_file). None: /metrics
+     * is open, as Prometheus expects; it holds no statement text, but names databases and users.
+     */
+    metrics_token_file: z.string().nullable().default(null),
+    /** Serve HTTPS with this certificate (PEM, intermediates after it) and its unencrypted PEM key; none: plain HTTP. */
+    tls: z.object({ cert_file: z.string().min(1), key_file: z.string().min(1) }).strict().nullable().default(null),
   })
   .strict();
 

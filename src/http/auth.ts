@@ -1,14 +1,23 @@
 /**
- * The API's bearer token. Listening on loopback needs none; listening anywhere else needs one
- * (startup fails otherwise). When a token is set it guards every route except /healthz and
- * /metrics (Prometheus scrapes those without credentials).
+ * The bearer tokens. The API's: listening on loopback needs none; listening anywhere else needs
+ * one (startup fails otherwise). When set it guards every route except /healthz and /metrics.
+ * /metrics has its own, off by default since Prometheus scrapes without credentials unless told
+ * (`authorization: { credentials_file: ... }`): it holds no statement text, but it does name
+ * databases, tables, users and applications.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
-const OPEN_PATHS = new Set(['/healthz', '/metrics']);
 const BEARER = /^bearer\s+/i;
+
+/** The tokens the app asks for; null: that part is open. */
+export interface BearerTokens {
+  /** /api, /readyz, the page (http_token_file). */
+  api: string | null;
+  /** /metrics (http.metrics_token_file). */
+  metrics: string | null;
+}
 
 /** Reads a token file (first line, trimmed); errors name the file and what to do. */
 export function readTokenFile(path: string): string {
@@ -23,20 +32,24 @@ export function readTokenFile(path: string): string {
   return token;
 }
 
-export function requireBearer(app: FastifyInstance, token: string): void {
-  const expected = digest(token);
+export function requireBearer(app: FastifyInstance, tokens: BearerTokens): void {
+  const api = tokens.api === null ? null : { digest: digest(tokens.api), file: 'http_token_file' };
+  const metrics = tokens.metrics === null ? null : { digest: digest(tokens.metrics), file: 'http.metrics_token_file' };
+  if (api === null && metrics === null) return;
   app.addHook('onRequest', async (request, reply) => {
-    if (OPEN_PATHS.has(request.url.split('?')[0]!)) return;
+    const path = request.url.split('?')[0]!;
+    const expected = path === '/healthz' ? null : path === '/metrics' ? metrics : api;
+    if (expected === null) return;
     const header = request.headers.authorization ?? '';
     // The scheme is case-insensitive (RFC 9110 11.1): `bearer x` is as good as `Bearer x`.
     const scheme = BEARER.exec(header);
     const given = scheme === null ? '' : header.slice(scheme[0].length).trim();
     // Compare digests of equal length so neither the token nor its length leaks through timing.
-    if (given !== '' && timingSafeEqual(digest(given), expected)) return;
+    if (given !== '' && timingSafeEqual(digest(given), expected.digest)) return;
     await reply
       .code(401)
       .header('www-authenticate', 'Bearer')
-      .send({ error: 'unauthorized', message: given === '' ? 'this API needs Authorization: Bearer <token> (the token in http_token_file)' : 'the bearer token is not the one in http_token_file' });
+      .send({ error: 'unauthorized', message: given === '' ? `${path} needs Authorization: Bearer <token> (the token in ${expected.file})` : `the bearer token is not the one in ${expected.file}` });
   });
 }
 

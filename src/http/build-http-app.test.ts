@@ -263,6 +263,24 @@ describe('HTTP app token', () => {
     expect(denied.json()).toMatchObject({ error: 'unauthorized' });
     await app.close();
   });
+
+  it('guards /metrics with its own token when one is set, and only /metrics', async () => {
+    const metricsToken = 'a-metrics-token-0123456789';
+    const { app } = await build({ metricsToken });
+    const status = async (url: string, authorization?: string) => (await app.inject({ url, headers: authorization ? { authorization } : {} })).statusCode;
+    expect(await status('/metrics')).toBe(401);
+    expect(await status('/metrics', `Bearer ${TOKEN}`)).toBe(401);
+    expect(await status('/metrics', `Bearer ${metricsToken}`)).toBe(200);
+    expect((await app.inject('/metrics')).json()).toMatchObject({ message: expect.stringContaining('http.metrics_token_file') });
+    // The API on loopback stays without a token; /healthz stays open.
+    expect(await status('/api/events')).toBe(200);
+    expect(await status('/healthz')).toBe(200);
+    await app.close();
+    const both = (await build({ listenHost: '0.0.0.0', token: TOKEN, metricsToken })).app;
+    expect((await both.inject({ url: '/metrics', headers: { authorization: `Bearer ${metricsToken}` } })).statusCode).toBe(200);
+    expect((await both.inject({ url: '/api/events', headers: { authorization: `Bearer ${metricsToken}` } })).statusCode).toBe(401);
+    await both.close();
+  });
 });
 
 describe('HTTP app Host check (DNS rebinding)', () => {

@@ -27,8 +27,12 @@ export interface HttpAppOptions {
   clock: Clock;
   /** Where the app will listen; a non-loopback host requires a token. */
   listenHost: string;
-  /** Bearer token (read with readTokenFile); null for none. */
+  /** Bearer token of the API (read with readTokenFile); null for none. */
   token: string | null;
+  /** Bearer token of /metrics alone; null or absent: /metrics is open (Prometheus' default). */
+  metricsToken?: string | null;
+  /** Serve HTTPS with this certificate (chain) and key, PEM; null or absent: plain HTTP. */
+  tls?: { cert: string; key: string } | null;
   /** A non-loopback host without a token is allowed (http.allow_unauthenticated). */
   allowUnauthenticated?: boolean;
   logger?: Logger;
@@ -40,6 +44,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     throw new Error(`listen host ${options.listenHost} is not a loopback address: set http_token_file so the API is not open to the network (or listen on 127.0.0.1, or set http.allow_unauthenticated: true)`);
   }
   const app: FastifyInstance = Fastify({
+    ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
     loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // Unknown query parameters are errors (a typo must not silently widen a query).
@@ -51,7 +56,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   // First: a request a page of another site made does not even learn whether a token is needed.
   requireLoopbackHost(app, options.listenHost);
-  if (options.token !== null) requireBearer(app, options.token);
+  requireBearer(app, { api: options.token, metrics: options.metricsToken ?? null });
 
   app.get('/healthz', async () => ({ status: 'alive' }));
   const sources = options.readiness;
