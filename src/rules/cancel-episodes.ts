@@ -36,16 +36,18 @@ export interface Episode<K extends EventKind> {
 }
 
 /**
- * The live episodes of `kind` at `nowMs`, one per target and cause. Reads the lookback only
- * when some event is within the window: a quiet server costs one small read.
+ * The live episodes of `kind` at `nowMs`, one per target and cause; `keyOf` names an event's
+ * cause, or null for an event another rule reports. Reads the lookback only when some event is
+ * within the window: a quiet server costs one small read.
  */
 export function liveEpisodes<K extends EventKind>(
-  view: RuleView, kind: K, options: EpisodeOptions, nowMs: number, keyOf: (e: RuleEvent<K>) => string,
+  view: RuleView, kind: K, options: EpisodeOptions, nowMs: number, keyOf: (e: RuleEvent<K>) => string | null,
 ): Array<Episode<K>> {
   if (view.events(kind, { sinceMs: nowMs - options.windowMs }).length === 0) return [];
   const groups = new Map<string, Episode<K>>();
   for (const e of view.events(kind, { sinceMs: nowMs - EPISODE_LOOKBACK_MS })) {
     const key = keyOf(e);
+    if (key === null) continue;
     const id = JSON.stringify([e.target, key]);
     const group = groups.get(id);
     if (!group) groups.set(id, { target: e.target, key, events: [e] });

@@ -43,6 +43,10 @@ describe('lock-timeouts', () => {
   ];
   for (const [name, events, said] of cases) it(name, () => expect(evaluate(events, 5)[0]?.summary).toContain(said));
 
+  it('leaves a REPACK\'s lock timeout to the REPACK rules', () => {
+    expect(evaluate([waiting(0, 101, 900), timeout(1, 101, 'REPACK (CONCURRENTLY) orders')], 5)).toEqual([]);
+  });
+
   it('two relations: two alerts', () => {
     expect(evaluate([timeout(0, 101), timeout(1, 102, 'UPDATE items SET n = 1')], 5).map((f) => f.dedupKey))
       .toEqual(['lock-timeouts/primary/shop/orders', 'lock-timeouts/primary/shop/items']);

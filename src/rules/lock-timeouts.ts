@@ -9,14 +9,15 @@
  * judges whether the rate is unusual.
  *
  * The relation: the one the statement names, else the locked object (PG 19 prints it in the
- * CONTEXT; before, the `still waiting` line of the same process does).
+ * CONTEXT; before, the `still waiting` line of the same process does). A REPACK's lock timeout is
+ * left to repack-lost-at-swap and repack-failed: the run it lost is the news, an error.
  */
 import type { LockObject } from '../domain/index.js';
 import { lockObjectName } from '../domain/lock-name.js';
 import { EPISODE_DEFAULTS, episodeEventIds, episodeSpan, liveEpisodes, type EpisodeOptions } from './cancel-episodes.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { statementRelationOf } from './statements.js';
+import { statementRelationOf, tableCommandOf } from './statements.js';
 import { plural, quoteStatement } from './summary-format.js';
 
 export const ID = 'lock-timeouts';
@@ -51,7 +52,8 @@ export function lockTimeouts(options: LockTimeoutsOptions = DEFAULTS): Rule {
         if (!waits.has(e.id)) waits.set(e.id, waitBefore(view, e));
         return waits.get(e.id) ?? null;
       };
-      const episodes = liveEpisodes(view, 'lock_timeout', options, nowMs, (e) => `${e.database ?? ''}/${relationOf(e, waitOf(e))}`);
+      const episodes = liveEpisodes(view, 'lock_timeout', options, nowMs, (e) =>
+        (tableCommandOf(e.details.statement)?.command === 'REPACK' ? null : `${e.database ?? ''}/${relationOf(e, waitOf(e))}`));
       return episodes.map((episode): Finding => {
         const last = episode.events.at(-1)!;
         const relation = relationOf(last, waitOf(last));

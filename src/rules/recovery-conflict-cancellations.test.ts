@@ -51,7 +51,7 @@ describe('recovery-conflict-cancellations', () => {
     const [finding] = evaluate([drop, standbyLock(1, 101), cancel(2, 101, 'lock', { fatal: true, statement: null })], 3);
     expect(finding!.summary).toBe(
       '1 query cancelled on standby1 by recovery conflicts on lock since 00:00:10 UTC: replay of an ACCESS EXCLUSIVE lock taken on the primary ' +
-      '(DROP, TRUNCATE, ALTER TABLE, LOCK TABLE, or VACUUM truncating the table): probably DROP TABLE of public.build_logs on primary ' +
+      'by DROP, TRUNCATE, ALTER TABLE, LOCK TABLE or VACUUM truncating the table: probably DROP TABLE of public.build_logs on primary ' +
       '(WAL replayed: Standby/LOCK of rel 16499 (db 5)); sessions terminated: 1',
     );
     expect(finding!.dedupKey).toBe('recovery-conflict-cancellations/standby1/lock/5.16499');
@@ -76,6 +76,16 @@ describe('recovery-conflict-cancellations', () => {
 
   it('a wait that named another process is not this query\'s cause', () => {
     expect(evaluate([prune(0, 999, '1663/5/1'), cancel(1, 1, 'snapshot')], 2)[0]!.summary).not.toContain('WAL replayed');
+  });
+
+  const pinWait = (step: number, phase: 'waiting' | 'finished') => eventOf('recovery_conflict_wait', recoveryWaitDetails({
+    phase, reason: 'bufferpin', conflicting_pids: null, redo_record: 'Heap2/PRUNE_VACUUM_SCAN', redo_description: 'nunused: 50; blkref #0: rel 1663/5/16384, blk 0',
+  }), { tsMs: at(step), target: 'standby1', pid: STARTUP, level: 'LOG' });
+
+  it('a buffer pin wait names no process: the wait open when the query was cancelled is its cause', () => {
+    expect(evaluate([pinWait(0, 'waiting'), cancel(1, 1, 'bufferpin'), pinWait(2, 'finished')], 3)[0]!.summary)
+      .toContain('(WAL replayed: Heap2/PRUNE_VACUUM_SCAN of rel 1663/5/16384)');
+    expect(evaluate([pinWait(0, 'waiting'), pinWait(1, 'finished'), cancel(2, 1, 'bufferpin')], 3)[0]!.summary).not.toContain('WAL replayed');
   });
 
   it('keeps one alert per cause while conflicts recur and resolves 5 min after the last', () => {

@@ -37,7 +37,7 @@ const TOP = 3;
 const REPLAYED: Record<RecoveryConflictReason, string> = {
   snapshot: 'VACUUM (or pruning) on the primary removed row versions the queries could still see',
   bufferpin: "replay of VACUUM's cleanup on the primary needed pages the queries had pinned",
-  lock: 'replay of an ACCESS EXCLUSIVE lock taken on the primary (DROP, TRUNCATE, ALTER TABLE, LOCK TABLE, or VACUUM truncating the table)',
+  lock: 'replay of an ACCESS EXCLUSIVE lock taken on the primary by DROP, TRUNCATE, ALTER TABLE, LOCK TABLE or VACUUM truncating the table',
   tablespace: 'a DROP TABLESPACE replayed from the primary',
   database: 'a DROP DATABASE (or ALTER DATABASE SET TABLESPACE) replayed from the primary',
   logical_slot: 'rows a logical slot on the standby needed were removed on the primary',
@@ -123,9 +123,7 @@ export function recoveryConflictCancellations(options: RecoveryConflictCancellat
  * before the cancel), its reason, and the one object replayed when the cause is one.
  */
 function conflictCause(view: RuleView, cancel: Cancel): Cause {
-  const wait = cancel.pid === null ? null : view.events('recovery_conflict_wait', { sinceMs: cancel.tsMs - WAIT_LOOKBACK_MS, target: cancel.target })
-    .filter((w) => w.tsMs <= cancel.tsMs && w.details.phase === 'waiting' && (w.details.conflicting_pids ?? []).includes(cancel.pid!))
-    .pop() ?? null;
+  const wait = waitFor(view, cancel);
   const reason = cancel.details.reason ?? wait?.details.reason ?? null;
   const description = wait?.details.redo_description ?? '';
   switch (reason) {
@@ -139,6 +137,21 @@ function conflictCause(view: RuleView, cancel: Cancel): Cause {
     default:
       return { reason, subject: null, wait };
   }
+}
+
+/**
+ * The wait replay was in when it cancelled this query: the latest that lists the query's pid, or
+ * else (a buffer pin wait lists none) the latest of the same reason that lists no pids and had
+ * not finished by the cancel.
+ */
+function waitFor(view: RuleView, cancel: Cancel): Wait | null {
+  const waits = view.events('recovery_conflict_wait', { sinceMs: cancel.tsMs - WAIT_LOOKBACK_MS, target: cancel.target }).filter((w) => w.tsMs <= cancel.tsMs);
+  const waiting = waits.filter((w) => w.details.phase === 'waiting');
+  const named = waiting.filter((w) => cancel.pid !== null && (w.details.conflicting_pids ?? []).includes(cancel.pid)).pop();
+  if (named) return named;
+  const open = waiting.filter((w) => w.details.conflicting_pids === null && w.details.reason === cancel.details.reason).pop();
+  const finished = open && waits.some((w) => w.tsMs > open.tsMs && w.pid === open.pid && w.details.phase === 'finished');
+  return open && !finished ? open : null;
 }
 
 /** `Heap2/PRUNE_VACUUM_SCAN of rel 1663/5/16492`, `Standby/LOCK of rel 16499 (db 5)`, `Tablespace/DROP 16384`. */

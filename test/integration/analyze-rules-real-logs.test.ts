@@ -101,8 +101,96 @@ describe('analyze --rules on real PostgreSQL logs', () => {
     });
   }
 
+  describe('the explained failures, as info alerts that name their cause', () => {
+    /** 1-based line of each match of `pattern` (global, multiline) in the raw log, with its groups. */
+    const linesOf = (file: string, pattern: RegExp) => [...rawLog(file).matchAll(pattern)].map((m) => ({
+      line: rawLog(file).slice(0, m.index).split('\n').length, groups: m.slice(1),
+    }));
+    const cites = (alert: OfflineAlert | undefined, file: string, line: number) => expect(alert?.evidence.events).toContainEqual({ file, line });
+
+    for (const major of [15, 18, 19]) {
+      it(`pg${major} standby queries cancelled by recovery conflicts: one info alert per cause, naming the WAL record replayed`, async () => {
+        const file = logOf(major, 'stderr', 'standby-recovery-conflicts');
+        const alerts = await alertsOf(file);
+        golden(`pg${major}-standby-recovery-conflicts`, alerts);
+        // From the raw text: each victim's line and reason, and the record replay was waiting on for it.
+        const victims = linesOf(file, /^\S+ \S+ UTC \[(\d+)\] \S+ (?:ERROR|FATAL): {2}(?:canceling statement|terminating connection) due to conflict with recovery\n.*DETAIL: {2}(.*)$/gm);
+        const records = new Map(linesOf(file, /DETAIL: {2}Conflicting process: (\d+)\.\n.*CONTEXT: {2}(?:waiting for [^\n]*\n\t)?WAL redo at \S+ for (\S+): ([^\n]*)/g)
+          .map(({ groups: [pid, record, description] }) => [pid, { record: record!, description: description! }]));
+        expect(victims).toHaveLength(3);
+        expect(alerts.map((a) => [a.rule, a.severity])).toEqual(victims.map(() => ['recovery-conflict-cancellations', 'info']));
+        const byReason = (reason: string) => alerts.find((a) => a.evidence.facts.reason === reason);
+        const [snapshot, lock, database] = victims;
+        expect(snapshot!.groups[1]).toMatch(/row versions that must be removed/);
+        const pruned = records.get(snapshot!.groups[0]!)!;
+        expect(byReason('snapshot')?.summary).toContain(`VACUUM (or pruning) on the primary removed row versions the queries could still see (WAL replayed: ${pruned.record} of rel ${/rel (\S+),/.exec(pruned.description)![1]})`);
+        cites(byReason('snapshot'), file, snapshot!.line);
+        expect(lock!.groups[1]).toMatch(/relation lock/);
+        const [, db, rel] = /db (\d+) rel (\d+)/.exec(records.get(lock!.groups[0]!)!.description)!;
+        expect(byReason('lock')?.summary).toContain(`replay of an ACCESS EXCLUSIVE lock taken on the primary by DROP, TRUNCATE, ALTER TABLE, LOCK TABLE or VACUUM truncating the table (WAL replayed: Standby/LOCK of rel ${rel} (db ${db})); sessions terminated: 1`);
+        cites(byReason('lock'), file, lock!.line);
+        expect(database!.groups[1]).toMatch(/database that must be dropped/);
+        expect(byReason('database')?.summary).toContain('a DROP DATABASE (or ALTER DATABASE SET TABLESPACE) replayed from the primary');
+        cites(byReason('database'), file, database!.line);
+      });
+
+      it(`pg${major} standby queries cancelled for a buffer pin: one alert counting both, naming the records replayed`, async () => {
+        const file = logOf(major, 'stderr', 'standby-buffer-pin-conflicts');
+        const alerts = await alertsOf(file);
+        golden(`pg${major}-standby-buffer-pin-conflicts`, alerts);
+        const victims = linesOf(file, /^.*\[\d+\] \S+ (?:ERROR|FATAL): {2}\S+ \S+ due to conflict with recovery$/gm);
+        const rels = new Set(linesOf(file, /recovery still waiting after .*: recovery conflict on buffer pin\n.*CONTEXT: {2}WAL redo at \S+ for \S+: .*blkref #0: rel (\S+),/g).map((m) => m.groups[0]));
+        expect(alerts).toHaveLength(1);
+        expect(alerts[0]).toMatchObject({ rule: 'recovery-conflict-cancellations', severity: 'info' });
+        expect(alerts[0]!.summary).toMatch(new RegExp(`^${victims.length} queries cancelled on offline by recovery conflicts on buffer pin since `));
+        for (const rel of rels) expect(alerts[0]!.summary).toContain(`of rel ${rel}`);
+        for (const { line } of victims) cites(alerts[0], file, line);
+      });
+
+      it(`pg${major} lock timeout behind a LOCK TABLE: lock-timeouts names the relation and the holder's pid`, async () => {
+        const file = logOf(major, 'stderr', 'lock-waits-and-lock-timeout');
+        const alerts = await alertsOf(file);
+        golden(`pg${major}-lock-waits-and-lock-timeout`, alerts);
+        const [timeout] = linesOf(file, /^.* ERROR: {2}canceling statement due to lock timeout.*\n(?:.* CONTEXT: .*\n)?.*STATEMENT: {2}SELECT count\(\*\) FROM (\w+)$/gm);
+        const holder = linesOf(file, /Process holding the lock: (\d+)\./g).filter((m) => m.line < timeout!.line).pop()!.groups[0];
+        expect(alerts.map((a) => [a.rule, a.severity])).toEqual([['lock-timeouts', 'info']]);
+        expect(alerts[0]!.summary).toMatch(new RegExp(`^1 statement cancelled by lock_timeout on postgres\\.${timeout!.groups[0]} \\(offline\\) since .*, waiting for AccessShareLock behind pid ${holder} \\(its statement was not logged\\)`));
+        cites(alerts[0], file, timeout!.line);
+      });
+
+      it(`pg${major} deadlock: deadlocks names the cycle and whose statement was cancelled`, async () => {
+        const file = logOf(major, 'stderr', 'deadlock');
+        const alerts = await alertsOf(file);
+        golden(`pg${major}-deadlock`, alerts);
+        const [error] = linesOf(file, /^.*\[(\d+)\] \S+ ERROR: {2}deadlock detected$/gm);
+        const cycle = linesOf(file, /Process (\d+) waits for (\w+) on (transaction \d+); blocked by process (\d+)\./g);
+        expect(cycle).toHaveLength(2);
+        expect(alerts.map((a) => [a.rule, a.severity])).toEqual([['deadlocks', 'info']]);
+        for (const { groups: [pid, mode, what, blocker] } of cycle) {
+          expect(alerts[0]!.summary).toMatch(new RegExp(`pid ${pid} \\([^)]*\\) waited for ${mode} on ${what}, blocked by pid ${blocker}`));
+        }
+        expect(alerts[0]!.summary).toContain(`PostgreSQL cancelled pid ${error!.groups[0]}'s statement to break it`);
+        cites(alerts[0], file, error!.line);
+      });
+
+      it(`pg${major} statement timeout: statement-timeouts names the statement`, async () => {
+        const file = logOf(major, 'stderr', 'statement-timeout');
+        const alerts = await alertsOf(file);
+        golden(`pg${major}-statement-timeout`, alerts);
+        const [timeout] = linesOf(file, /^.* ERROR: {2}canceling statement due to statement timeout\n.*STATEMENT: {2}(.*)$/gm);
+        expect(alerts.map((a) => [a.rule, a.severity])).toEqual([['statement-timeouts', 'info']]);
+        expect(alerts[0]!.summary).toMatch(/^1 statement cancelled by statement_timeout in postgres on offline since \d\d:\d\d:\d\d UTC: /);
+        expect(alerts[0]!.evidence.facts.statement).toBe(timeout!.groups[0]!.replace(/\d+/g, '?'));
+        cites(alerts[0], file, timeout!.line);
+      });
+    }
+  });
+
   it('the three formats of a recording give the same alerts', async () => {
-    for (const scenario of ['repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap']) {
+    for (const scenario of [
+      'repack-concurrently-holds-back-vacuum', 'backend-killed-crash-restart', 'repack-lock-timeout-at-swap',
+      'standby-recovery-conflicts', 'lock-waits-and-lock-timeout', 'deadlock', 'statement-timeout',
+    ]) {
       const stderr = conclusions(await alertsOf(logOf(19, 'stderr', scenario)));
       expect(stderr.length).toBeGreaterThan(0);
       for (const format of ['csvlog', 'jsonlog'] as const) expect(conclusions(await alertsOf(logOf(19, format, scenario)))).toEqual(stderr);
