@@ -78,16 +78,15 @@ async function checkTarget(target: Target): Promise<CheckResult[]> {
     return [{ aspect: `${target.name}: connection`, state: 'fail', message: `cannot connect to ${where}: ${(err as Error).message}`, hint: connectionHint(err) }];
   }
   try {
-    const { rows: [info] } = await client.query<{ version: string; version_num: string; recovery: boolean; monitor: boolean }>(
+    const { rows: [info] } = await client.query<{ version: string; version_num: string; recovery: boolean; monitor: boolean; superuser: boolean }>(
       `SELECT current_setting('server_version') AS version, current_setting('server_version_num') AS version_num,
               pg_is_in_recovery() AS recovery,
-              pg_has_role(current_user, 'pg_monitor', 'USAGE') AS monitor`);
+              pg_has_role(current_user, 'pg_monitor', 'USAGE') AS monitor,
+              (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser`);
     const versionNum = Number(info!.version_num);
     const results: CheckResult[] = [
       { aspect: `${target.name}: connection`, state: 'ok', message: `${where}: PostgreSQL ${info!.version}, ${info!.recovery ? 'standby' : 'primary'}` },
-      info!.monitor
-        ? { aspect: `${target.name}: privileges`, state: 'ok', message: 'member of pg_monitor' }
-        : { aspect: `${target.name}: privileges`, state: 'fail', message: 'the role is not a member of pg_monitor: statistics of other sessions are hidden', hint: 'GRANT pg_monitor TO <pgvigil role> (docs/monitoring-role.md)' },
+      checkPrivileges(target.name, info!),
     ];
     if (versionNum < 130000) {
       results.push({ aspect: `${target.name}: version`, state: 'fail', message: `PostgreSQL ${info!.version} is older than 13, which pgvigil supports`, hint: 'upgrade the server' });
@@ -103,6 +102,22 @@ async function checkTarget(target: Target): Promise<CheckResult[]> {
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * pg_monitor, and no more: a superuser may take the slots superuser_reserved_connections keeps for
+ * the DBA on a full server, the last ones pgvigil must never take (docs/reliability.md).
+ */
+function checkPrivileges(target: string, role: { monitor: boolean; superuser: boolean }): CheckResult {
+  const aspect = `${target}: privileges`;
+  if (role.superuser) {
+    return {
+      aspect, state: 'warn', message: 'the role is a superuser: on a full server it may take the connection slots reserved for superusers (superuser_reserved_connections), and it has rights pgvigil never needs',
+      hint: 'connect as a role that is only a member of pg_monitor (docs/monitoring-role.md)',
+    };
+  }
+  if (role.monitor) return { aspect, state: 'ok', message: 'member of pg_monitor' };
+  return { aspect, state: 'fail', message: 'the role is not a member of pg_monitor: statistics of other sessions are hidden', hint: 'GRANT pg_monitor TO <pgvigil role> (docs/monitoring-role.md)' };
 }
 
 /** Whether pgvigil can read the language the server logs in (its lc_messages). */

@@ -14,6 +14,7 @@ import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock
 import { lockTimeouts, DEFAULTS as LOCK_TIMEOUTS } from './lock-timeouts.js';
 import { parallelAutovacuumStarved, DEFAULTS as PARALLEL_STARVED } from './parallel-autovacuum-starved.js';
 import { pgRepackLeftovers, DEFAULTS as PG_REPACK_LEFTOVERS } from './pg-repack-leftovers.js';
+import { pollConnectionsSkipped, DEFAULTS as POLL_CONNECTIONS_SKIPPED } from './poll-connections-skipped.js';
 import { repackChangeCeiling, DEFAULTS as CHANGE_CEILING } from './repack-change-ceiling.js';
 import { repackHoldsVacuum, DEFAULTS as HOLDS_VACUUM } from './repack-holds-vacuum.js';
 import { repackFailed, DEFAULTS as REPACK_FAILED } from './repack-failed.js';
@@ -114,6 +115,8 @@ export const RULES = {
     create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
   },
   'replay-delayed-on-purpose': { create: replayDelayedOnPurpose, defaults: DELAYED_ON_PURPOSE, needs: needs({ collectors: REPLAY_DELAYED }) },
+  // The poll scheduler's own series (with every probe), about the visits of per-database collectors.
+  'poll-connections-skipped': { create: pollConnectionsSkipped, defaults: POLL_CONNECTIONS_SKIPPED, needs: needs({ collectors: ['pg_stat_user_tables'] }) },
   'error-storm': {
     create: errorStorm, defaults: ERROR_STORM,
     needs: needs({ events: ['lock_timeout', 'statement_timeout', 'deadlock', 'recovery_conflict'] }),
