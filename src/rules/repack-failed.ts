@@ -65,7 +65,7 @@ interface Failure {
 export function repackFailed(options: RepackFailedOptions = DEFAULTS): Rule {
   return {
     id: ID,
-    severity: 'warning',
+    severity: 'error',
     description: 'A REPACK failed for a reason other than a lock at its swap or a server crash (the change ceiling, out of memory, a timeout or cancel at the swap): its work was thrown away.',
     evaluate(view, nowMs) {
       const findings: Finding[] = [];

@@ -34,7 +34,7 @@ type Failure = RuleEvent<'lock_timeout'> | RuleEvent<'deadlock'>;
 export function repackLostAtSwap(options: RepackLostAtSwapOptions = DEFAULTS): Rule {
   return {
     id: ID,
-    severity: 'warning',
+    severity: 'error',
     description: 'A REPACK (CONCURRENTLY) was cancelled at its final swap (lock_timeout or deadlock): the whole run was thrown away.',
     evaluate(view, nowMs) {
       const sinceMs = nowMs - options.activeForMs;

@@ -44,7 +44,7 @@ describe('pgvigil report', () => {
     const text = pgvigil(['report', ...window]);
     expect(text.code).toBe(EXIT.OK);
     expect(text.stdout).toMatch(/^Alerts \(1\)$/m);
-    expect(text.stdout).toMatch(/^ {2}#1 WARNING repack-lost-at-swap on pg19: REPACK \(CONCURRENTLY\) of repack_swap\.accounts threw away/m);
+    expect(text.stdout).toMatch(/^ {2}#1 ERROR repack-lost-at-swap on pg19: REPACK \(CONCURRENTLY\) of repack_swap\.accounts threw away/m);
     const timeline = text.stdout.slice(text.stdout.indexOf('Timeline'));
     const order = ['ddl', 'lock_wait', 'lock_timeout', 'alert_firing'].map((what) => timeline.search(new RegExp(` pg19 ${what} `)));
     expect(order.every((at) => at > 0)).toBe(true);
@@ -57,7 +57,7 @@ describe('pgvigil report', () => {
     expect(JSON.parse(pgvigil(['report', ...window, '--format', 'json']).stdout)).toEqual(json);
 
     const md = pgvigil(['report', ...window, '--format', 'md']).stdout;
-    expect(md).toMatch(/^- \*\*#1 WARNING repack-lost-at-swap\*\* on `pg19` \(firing, basis log\)/m);
+    expect(md).toMatch(/^- \*\*#1 ERROR repack-lost-at-swap\*\* on `pg19` \(firing, basis log\)/m);
     expect(md).toMatch(/^\| \S+ \| pg19 \| lock_timeout \| .*lock timeout: AccessExclusiveLock on relation .*evidence of #1 \|$/m);
 
     const before = pgvigil(['report', '--db', file, '--from', DateTime.fromMillis(startMs - 7_200_000).toUTC().toISO()!, '--to', DateTime.fromMillis(startMs - 3_600_000).toUTC().toISO()!]);

@@ -46,7 +46,7 @@ const ALLOWED: Readonly<Record<string, readonly Allowed[]>> = {
   'parallel-autovacuum-insert-only': [],
   'parallel-autovacuum-starved': [],
   'repack-concurrently-holds-back-vacuum': ['repack-holds-vacuum'],
-  'repack-lock-timeout-at-swap': ['lock-timeouts', 'repack-lost-at-swap'],
+  'repack-lock-timeout-at-swap': ['repack-lost-at-swap'],
   'seed-autovacuum-parallel': [],
   'seed-autovacuum-serial': [],
   'server-killed-crash-recovery': ['server-crashed'],

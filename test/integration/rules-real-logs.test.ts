@@ -88,7 +88,7 @@ describe('rules on real PostgreSQL 19rc1 incidents', () => {
       expect(alert).toMatchObject({
         rule_id: 'repack-lost-at-swap',
         state: 'firing',
-        severity: 'warning',
+        severity: 'error',
         summary: 'REPACK (CONCURRENTLY) of repack_swap.accounts threw away 1 s of work at the final swap: ' +
           'lock_timeout expired after 1 s waiting for AccessExclusiveLock behind pid 27629',
       });
