@@ -25,6 +25,11 @@ export const HOLDERS_PER_KIND = 5;
 const QUERY_LABEL_CHARS = 100;
 
 // Walsenders carry standby feedback as their xmin: reported once, as standby_feedback.
+// A lazy VACUUM (an autovacuum worker not only analysing, a VACUUM without FULL) and its parallel
+// workers (VACUUM (PARALLEL), 19's parallel autovacuum: backend_type 'parallel worker', judged by
+// their leader) run with PROC_IN_VACUUM: other backends' horizons ignore their xmin, so they hold
+// nothing. Left out here, before the oldest few per kind are kept: five long autovacuums of big
+// tables must not push the real holder out of the list.
 export const XMIN_HORIZON_SQL = `
 WITH holders AS (
   SELECT 'backend' AS kind, a.pid, a.datname, a.usename, a.application_name, a.state, a.backend_type,
@@ -35,10 +40,17 @@ WITH holders AS (
          extract(epoch FROM a.query_start)::float8 AS query_start,
          left(regexp_replace(a.query, '\\s+', ' ', 'g'), ${QUERY_LABEL_CHARS}) AS query
   FROM pg_stat_activity a
+  LEFT JOIN pg_stat_activity leader ON a.backend_type = 'parallel worker' AND leader.pid = a.leader_pid
+  CROSS JOIN LATERAL (SELECT CASE WHEN a.backend_type = 'parallel worker' THEN leader.backend_type ELSE a.backend_type END AS backend_type,
+                             CASE WHEN a.backend_type = 'parallel worker' THEN leader.query ELSE a.query END AS query) runs
   WHERE (a.backend_xmin IS NOT NULL OR a.backend_xid IS NOT NULL)
     AND a.pid <> pg_backend_pid()
     AND a.application_name IS DISTINCT FROM '${POLLER_APPLICATION_NAME}'
     AND a.backend_type IS DISTINCT FROM 'walsender'
+    AND NOT coalesce(
+      (runs.backend_type = 'autovacuum worker' AND runs.query !~* '^autovacuum: ANALYZE\\M')
+      OR (runs.backend_type = 'client backend' AND runs.query ~* '^\\s*vacuum\\M' AND runs.query !~* '^\\s*vacuum\\s*(full\\M|\\([^)]*\\mfull\\M)'),
+      false)
   UNION ALL
   SELECT 'prepared_xact', NULL, p.database, p.owner::text, NULL, NULL, NULL, p.gid, NULL, NULL, NULL, NULL,
          age(p.transaction), extract(epoch FROM p.prepared)::float8, NULL, NULL

@@ -73,21 +73,6 @@ describe('xmin-horizon-held', () => {
   });
 
   describe('what does not hold the horizon', () => {
-    const AUTOVACUUM = 'kind="backend",scope="database",owner="",pid="5150",datname="shop",usename="",application_name="",' +
-      'backend_type="autovacuum worker",state="active",name="",query="autovacuum: VACUUM public.orders (to prevent wraparound)"';
-    const MANUAL_VACUUM = 'kind="backend",scope="database",owner="",pid="5151",datname="shop",usename="dba",application_name="psql",' +
-      'backend_type="client backend",state="active",name="",query="VACUUM (VERBOSE) orders"';
-    const VACUUM_FULL = 'kind="backend",scope="database",owner="vacuum_full",pid="5152",datname="shop",usename="dba",application_name="psql",' +
-      'backend_type="client backend",state="active",name="",query="VACUUM FULL orders"';
-    const cases: Array<[string, string, boolean]> = [
-      ['quiet: an autovacuum worker (PROC_IN_VACUUM: other horizons ignore its xmin)', AUTOVACUUM, false],
-      ['quiet: a manual lazy VACUUM', MANUAL_VACUUM, false],
-      ['fires: VACUUM FULL holds its snapshot like any transaction', VACUUM_FULL, true],
-    ];
-    for (const [name, labels, fires] of cases) {
-      it(name, () => expect(evaluate([age(labels, '6e6 6e6 6e6 6e6')]).length).toBe(fires ? 1 : 0));
-    }
-
     it('quiet on a standby: its queries hold nothing on the primary (feedback shows on the primary)', () => {
       const series = [age(SESSION, '6e6 6e6 6e6 6e6'), seriesOf('pg_standby_replay_standing_still_seconds', '0 0 0 0')];
       expect(evaluate(series)).toEqual([]);

@@ -8,15 +8,15 @@
  * From pg_xmin_horizon_holder_age_xids (src/collectors/pg-xmin-horizon.ts), on primaries only: a
  * standby's own queries hold nothing on the primary's tables (with hot_standby_feedback they show
  * on the primary as standby feedback). Left out or adjusted:
- * - lazy VACUUM, manual or autovacuum: it sets PROC_IN_VACUUM, and other backends' horizons ignore
- *   its xmin (VACUUM FULL does not, and holds like any transaction);
+ * - lazy VACUUM, manual or autovacuum, and its parallel workers: it sets PROC_IN_VACUUM, and other
+ *   backends' horizons ignore its xmin (VACUUM FULL does not, and holds like any transaction); the
+ *   collector leaves them out before it keeps the oldest few holders;
  * - a REPACK slot holds every database from the run's start though its xmin is NULL and its
  *   catalog_xmin moves on (measured on 19rc1, pg-messages.md §13.2): its hold is the age of the
  *   REPACK session's transaction, which spans the whole run;
  * - a catalog-only hold (a logical slot's catalog_xmin) keeps only system catalogs from being
  *   vacuumed: it counts once it is old enough to stop their freezing (error_age_xids).
  */
-import type { Labels } from '../domain/index.js';
 import { sampledAsStandby, type LatestSample } from './rule-view.js';
 import { describeHolder, HOLDER_AGE } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
@@ -40,7 +40,7 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
     description: 'The xmin horizon is old: vacuum cannot remove dead rows; names the session, prepared transaction, slot or standby holding it.',
     evaluate(view) {
       const byTarget = new Map<string, LatestSample[]>();
-      const held = withRepackRunAge(newestPerHolder(view.latest(HOLDER_AGE)).filter((s) => !isLazyVacuum(s.labels)));
+      const held = withRepackRunAge(newestPerHolder(view.latest(HOLDER_AGE)));
       for (const s of held) {
         const minAge = s.labels.scope === 'catalog' ? options.errorAgeXids : options.warnAgeXids;
         if (s.value === null || s.value < minAge || sampledAsStandby(view, s.target)) continue;
@@ -88,14 +88,6 @@ function newestPerHolder(samples: LatestSample[]): LatestSample[] {
     if (!seen || s.tsMs > seen.tsMs) byHolder.set(key, s);
   }
   return [...byHolder.values()];
-}
-
-/** A lazy VACUUM's session: manual (VACUUM without FULL) or an autovacuum worker not only analysing. */
-function isLazyVacuum(l: Labels): boolean {
-  if (l.kind !== 'backend' || l.owner) return false;
-  const query = (l.query ?? '').trim();
-  if (l.backend_type === 'autovacuum worker') return !/^autovacuum: ANALYZE\b/i.test(query);
-  return l.backend_type === 'client backend' && /^vacuum\b/i.test(query);
 }
 
 /**
