@@ -21,7 +21,9 @@ describe('demoConfig', () => {
       ['standby', 'demo', 'postgres://pgvigil_monitor@127.0.0.1:5433/postgres', '/tmp/pg-5433/log'],
     ]);
     // Lowered for the demo only: each override changes what the rules are built with.
-    expect(config.rules.thresholds).toMatchObject({ 'xmin-horizon-held': { warnAgeXids: 1_000 }, 'replica-lag-over-lb-limit': { limitSeconds: 10 } });
+    expect(config.rules.thresholds).toMatchObject({
+      'xmin-horizon-held': { warnAgeXids: 1_000 }, 'replica-lag-over-lb-limit': { limitSeconds: 10 }, 'vacuum-held-back': { minHeldMs: 15_000 },
+    });
     expect(buildRules(config.rules).length).toBeGreaterThan(0);
   });
 });
