@@ -53,11 +53,11 @@ export function lockTimeouts(options: LockTimeoutsOptions = DEFAULTS): Rule {
         return waits.get(e.id) ?? null;
       };
       const episodes = liveEpisodes(view, 'lock_timeout', options, nowMs, (e) =>
-        (tableCommandOf(e.details.statement)?.command === 'REPACK' ? null : `${e.database ?? ''}/${relationOf(e, waitOf(e))}`));
+        (tableCommandOf(e.details.statement)?.command === 'REPACK' ? null : `${e.database ?? ''}/${relationOf(e, () => waitOf(e))}`));
       return episodes.map((episode): Finding => {
         const last = episode.events.at(-1)!;
-        const relation = relationOf(last, waitOf(last));
         const wait = waitOf(last);
+        const relation = relationOf(last, () => wait);
         const blockers = (wait?.details.holder_pids ?? []).map((pid) => blockerOf(view, last, pid));
         const where = last.database === null ? relation : `${last.database}.${relation}`;
         const mode = last.details.lock_mode ?? wait?.details.lock_mode ?? null;
@@ -93,9 +93,12 @@ function waitBefore(view: RuleView, e: Timeout): Wait | null {
     .filter((w) => w.tsMs <= e.tsMs && w.details.phase === 'waiting').pop() ?? null;
 }
 
-function relationOf(e: Timeout, wait: Wait | null): string {
-  const lock: LockObject | null = e.details.lock_object ?? wait?.details.lock_object ?? null;
-  return statementRelationOf(e.details.statement) ?? (lock ? lockObjectName(lock) : 'an object the log does not name');
+/** `waitOf` is asked only when the statement and the timeout name no relation: a read per timeout otherwise. */
+function relationOf(e: Timeout, waitOf: () => Wait | null): string {
+  const named = statementRelationOf(e.details.statement);
+  if (named !== null) return named;
+  const lock: LockObject | null = e.details.lock_object ?? waitOf()?.details.lock_object ?? null;
+  return lock ? lockObjectName(lock) : 'an object the log does not name';
 }
 
 /** What the holder ran, from its own lines: a lock wait of its own, a DDL it logged. */

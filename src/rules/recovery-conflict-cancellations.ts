@@ -13,10 +13,10 @@
  * replay itself stands still.
  */
 import type { RecoveryConflictReason } from '../domain/index.js';
-import { EPISODE_DEFAULTS, episodeEventIds, episodeSpan, liveEpisodes, type EpisodeOptions } from './cancel-episodes.js';
+import { EPISODE_DEFAULTS, EPISODE_LOOKBACK_MS, episodeEventIds, episodeSpan, liveEpisodes, type EpisodeOptions } from './cancel-episodes.js';
 import { STALL_DEFAULTS } from './replay-stall.js';
 import { dropBefore, waitStartMs } from './replay-stall-log.js';
-import type { RuleEvent, RuleView } from './rule-view.js';
+import { firstAtOrAfter, type RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { formatCount, plural, quoteStatement } from './summary-format.js';
 
@@ -66,10 +66,17 @@ export function recoveryConflictCancellations(options: RecoveryConflictCancellat
     severity: 'info',
     description: 'Standby queries cancelled by recovery conflicts, one alert per cause (the VACUUM cleanup, DROP or lock replayed) while they recur.',
     evaluate(view, nowMs) {
+      // The startup process's waits, read once per standby: an episode can hold many cancels.
+      const waits = new Map<string, Wait[]>();
+      const waitsOn = (target: string) => {
+        let list = waits.get(target);
+        if (!list) waits.set(target, (list = view.events('recovery_conflict_wait', { sinceMs: nowMs - EPISODE_LOOKBACK_MS - WAIT_LOOKBACK_MS, target })));
+        return list;
+      };
       const causes = new Map<number, Cause>();
       const causeOf = (e: Cancel) => {
         let cause = causes.get(e.id);
-        if (!cause) causes.set(e.id, (cause = conflictCause(view, e)));
+        if (!cause) causes.set(e.id, (cause = conflictCause(e, waitsOn(e.target))));
         return cause;
       };
       const episodes = liveEpisodes(view, 'recovery_conflict', options, nowMs, (e) => {
@@ -80,11 +87,11 @@ export function recoveryConflictCancellations(options: RecoveryConflictCancellat
         const cancels = episode.events;
         const last = cancels.at(-1)!;
         const { reason, subject } = causeOf(last);
-        const waits = [...new Map(cancels.map((c) => causeOf(c).wait).filter((w) => w !== null).map((w) => [w.id, w])).values()];
-        const drop = reason === 'lock' && waits.length > 0 ? dropBefore(view, episode.target, waitStartMs(waits.at(-1)!), STALL_DEFAULTS) : null;
+        const replayWaits = [...new Map(cancels.map((c) => causeOf(c).wait).filter((w) => w !== null).map((w) => [w.id, w])).values()];
+        const drop = reason === 'lock' && replayWaits.length > 0 ? dropBefore(view, episode.target, waitStartMs(replayWaits.at(-1)!), STALL_DEFAULTS) : null;
         const terminated = cancels.filter((c) => c.details.fatal).length;
         const statements = topOf(cancels.map((c) => c.details.statement).filter((s) => s !== null).map((s) => quoteStatement(s, 80)));
-        const records = topOf(waits.map(describeRecord));
+        const records = topOf(replayWaits.map(describeRecord));
         const replayed = [
           reason === null ? 'a recovery conflict the log does not name' : REPLAYED[reason],
           drop ? `: probably ${drop.details.command}${drop.details.relation === null ? '' : ` of ${drop.details.relation}`} on ${drop.target}` : '',
@@ -100,14 +107,14 @@ export function recoveryConflictCancellations(options: RecoveryConflictCancellat
             `${terminated === 0 ? '' : `; sessions terminated: ${formatCount(terminated)}`}` +
             `${statements.length === 0 ? '' : `; queries: ${statements.join(', ')}`}`,
           evidence: evidenceOf({
-            eventIds: [...episodeEventIds(episode), ...waits.slice(-TOP).map((w) => w.id), ...(drop ? [drop.id] : [])],
+            eventIds: [...episodeEventIds(episode), ...replayWaits.slice(-TOP).map((w) => w.id), ...(drop ? [drop.id] : [])],
             facts: {
               cancelled: cancels.length,
               terminated,
               reason,
               replayed: subject,
-              redo_record: waits.at(-1)?.details.redo_record ?? null,
-              redo_lsn: waits.at(-1)?.details.redo_lsn ?? null,
+              redo_record: replayWaits.at(-1)?.details.redo_record ?? null,
+              redo_lsn: replayWaits.at(-1)?.details.redo_lsn ?? null,
               drop: drop ? `${drop.details.command} ${drop.details.relation ?? ''}`.trim() : null,
               databases: [...new Set(cancels.map((c) => c.database).filter((d) => d !== null))].join(', '),
             },
@@ -122,8 +129,8 @@ export function recoveryConflictCancellations(options: RecoveryConflictCancellat
  * The startup process's wait that named this query among its conflicting processes (the latest
  * before the cancel), its reason, and the one object replayed when the cause is one.
  */
-function conflictCause(view: RuleView, cancel: Cancel): Cause {
-  const wait = waitFor(view, cancel);
+function conflictCause(cancel: Cancel, standbyWaits: readonly Wait[]): Cause {
+  const wait = waitFor(cancel, standbyWaits);
   const reason = cancel.details.reason ?? wait?.details.reason ?? null;
   const description = wait?.details.redo_description ?? '';
   switch (reason) {
@@ -144,8 +151,8 @@ function conflictCause(view: RuleView, cancel: Cancel): Cause {
  * else (a buffer pin wait lists none) the latest of the same reason that lists no pids and had
  * not finished by the cancel.
  */
-function waitFor(view: RuleView, cancel: Cancel): Wait | null {
-  const waits = view.events('recovery_conflict_wait', { sinceMs: cancel.tsMs - WAIT_LOOKBACK_MS, target: cancel.target }).filter((w) => w.tsMs <= cancel.tsMs);
+function waitFor(cancel: Cancel, standbyWaits: readonly Wait[]): Wait | null {
+  const waits = standbyWaits.slice(firstAtOrAfter(standbyWaits, cancel.tsMs - WAIT_LOOKBACK_MS), firstAtOrAfter(standbyWaits, cancel.tsMs + 1));
   const waiting = waits.filter((w) => w.details.phase === 'waiting');
   const named = waiting.filter((w) => cancel.pid !== null && (w.details.conflicting_pids ?? []).includes(cancel.pid)).pop();
   if (named) return named;

@@ -142,7 +142,7 @@ describe('analyze --rules on real PostgreSQL logs', () => {
         const rels = new Set(linesOf(file, /recovery still waiting after .*: recovery conflict on buffer pin\n.*CONTEXT: {2}WAL redo at \S+ for \S+: .*blkref #0: rel (\S+),/g).map((m) => m.groups[0]));
         expect(alerts).toHaveLength(1);
         expect(alerts[0]).toMatchObject({ rule: 'recovery-conflict-cancellations', severity: 'info' });
-        expect(alerts[0]!.summary).toMatch(new RegExp(`^${victims.length} queries cancelled on offline by recovery conflicts on buffer pin since `));
+        expect(alerts[0]!.summary).toMatch(new RegExp(`^${victims.length} queries cancelled on ${alerts[0]!.target} by recovery conflicts on buffer pin since `));
         for (const rel of rels) expect(alerts[0]!.summary).toContain(`of rel ${rel}`);
         for (const { line } of victims) cites(alerts[0], file, line);
       });
@@ -154,7 +154,7 @@ describe('analyze --rules on real PostgreSQL logs', () => {
         const [timeout] = linesOf(file, /^.* ERROR: {2}canceling statement due to lock timeout.*\n(?:.* CONTEXT: .*\n)?.*STATEMENT: {2}SELECT count\(\*\) FROM (\w+)$/gm);
         const holder = linesOf(file, /Process holding the lock: (\d+)\./g).filter((m) => m.line < timeout!.line).pop()!.groups[0];
         expect(alerts.map((a) => [a.rule, a.severity])).toEqual([['lock-timeouts', 'info']]);
-        expect(alerts[0]!.summary).toMatch(new RegExp(`^1 statement cancelled by lock_timeout on postgres\\.${timeout!.groups[0]} \\(offline\\) since .*, waiting for AccessShareLock behind pid ${holder} \\(its statement was not logged\\)`));
+        expect(alerts[0]!.summary).toMatch(new RegExp(`^1 statement cancelled by lock_timeout on postgres\\.${timeout!.groups[0]} \\(${alerts[0]!.target}\\) since .*, waiting for AccessShareLock behind pid ${holder} \\(its statement was not logged\\)`));
         cites(alerts[0], file, timeout!.line);
       });
 
@@ -179,7 +179,7 @@ describe('analyze --rules on real PostgreSQL logs', () => {
         golden(`pg${major}-statement-timeout`, alerts);
         const [timeout] = linesOf(file, /^.* ERROR: {2}canceling statement due to statement timeout\n.*STATEMENT: {2}(.*)$/gm);
         expect(alerts.map((a) => [a.rule, a.severity])).toEqual([['statement-timeouts', 'info']]);
-        expect(alerts[0]!.summary).toMatch(/^1 statement cancelled by statement_timeout in postgres on offline since \d\d:\d\d:\d\d UTC: /);
+        expect(alerts[0]!.summary).toMatch(new RegExp(`^1 statement cancelled by statement_timeout in postgres on ${alerts[0]!.target} since \\d\\d:\\d\\d:\\d\\d UTC: `));
         expect(alerts[0]!.evidence.facts.statement).toBe(timeout!.groups[0]!.replace(/\d+/g, '?'));
         cites(alerts[0], file, timeout!.line);
       });
