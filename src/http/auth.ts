@@ -3,11 +3,13 @@
  * one (startup fails otherwise). When set it guards every route except /healthz and /metrics.
  * /metrics has its own, off by default since Prometheus scrapes without credentials unless told
  * (`authorization: { credentials_file: ... }`): it holds no statement text, but it does name
- * databases, tables, users and applications.
+ * databases, tables, users and applications. A browser, which cannot send the header, logs in
+ * once through a form on the page (login.ts) and carries a session cookie.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { LOGIN_PATH, registerLogin, sendLoginPage, sessionCookieOf, sessionValue } from './login.js';
 
 const BEARER = /^bearer\s+/i;
 
@@ -32,20 +34,30 @@ export function readTokenFile(path: string): string {
   return token;
 }
 
-export function requireBearer(app: FastifyInstance, tokens: BearerTokens): void {
-  const api = tokens.api === null ? null : { digest: digest(tokens.api), file: 'http_token_file' };
-  const metrics = tokens.metrics === null ? null : { digest: digest(tokens.metrics), file: 'http.metrics_token_file' };
+/**
+ * Guards the routes with their tokens. With an API token, the page's login (login.ts) is
+ * registered too, and the session cookie it sets opens what the API token opens.
+ * @param options.secure the app serves HTTPS: the cookie is sent back over HTTPS only
+ */
+export function requireBearer(app: FastifyInstance, tokens: BearerTokens, options: { secure: boolean } = { secure: false }): void {
+  const api = tokens.api === null ? null : { digest: digest(tokens.api), file: 'http_token_file', session: digest(sessionValue(tokens.api)) };
+  const metrics = tokens.metrics === null ? null : { digest: digest(tokens.metrics), file: 'http.metrics_token_file', session: null };
   if (api === null && metrics === null) return;
+  if (api !== null) registerLogin(app, { token: tokens.api!, secure: options.secure, isToken: (given) => timingSafeEqual(digest(given), api.digest) });
   app.addHook('onRequest', async (request, reply) => {
     const path = request.url.split('?')[0]!;
     const expected = path === '/healthz' ? null : path === '/metrics' ? metrics : api;
-    if (expected === null) return;
+    if (expected === null || (path === LOGIN_PATH && request.method === 'POST')) return;
+    const cookie = sessionCookieOf(request.headers.cookie);
+    if (expected.session !== null && cookie !== '' && timingSafeEqual(digest(cookie), expected.session)) return;
     const header = request.headers.authorization ?? '';
     // The scheme is case-insensitive (RFC 9110 11.1): `bearer x` is as good as `Bearer x`.
     const scheme = BEARER.exec(header);
     const given = scheme === null ? '' : header.slice(scheme[0].length).trim();
     // Compare digests of equal length so neither the token nor its length leaks through timing.
     if (given !== '' && timingSafeEqual(digest(given), expected.digest)) return;
+    // A browser opening the page cannot send the token: it gets the form that sets the cookie.
+    if (expected === api && path === '/' && request.method === 'GET' && given === '') return sendLoginPage(reply);
     await reply
       .code(401)
       .header('www-authenticate', 'Bearer')

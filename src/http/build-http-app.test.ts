@@ -283,6 +283,51 @@ describe('HTTP app token', () => {
   });
 });
 
+describe('HTTP app login (the page with a token set)', () => {
+  const login = (app: FastifyInstance, token: string) => app.inject({
+    method: 'POST', url: '/login', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ token }).toString(),
+  });
+
+  it('answers the page with the login form, and the right token with a session cookie that opens what the token opens', async () => {
+    const metricsToken = 'a-metrics-token-0123456789';
+    const { app } = await build({ listenHost: '0.0.0.0', token: TOKEN, metricsToken });
+    const form = await app.inject('/');
+    expect(form.statusCode).toBe(401);
+    expect(form.headers['content-type']).toMatch(/^text\/html/);
+    expect(form.body).toContain('<form method="post" action="/login">');
+    // Other routes keep answering JSON to a client without the token.
+    expect((await app.inject('/api/events')).json()).toMatchObject({ error: 'unauthorized' });
+
+    const wrong = await login(app, `${TOKEN}x`);
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    expect(wrong.body).toContain('not the token');
+
+    const right = await login(app, TOKEN);
+    expect(right.statusCode).toBe(303);
+    expect(right.headers.location).toBe('/');
+    const setCookie = String(right.headers['set-cookie']);
+    expect(setCookie).toMatch(/^pgvigil_session=[\w-]+; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(setCookie).not.toContain(TOKEN);
+    const cookie = setCookie.split(';')[0]!;
+    for (const url of ['/', '/api/events', '/readyz', '/ui/timeline.js']) expect((await app.inject({ url, headers: { cookie } })).statusCode, url).toBe(200);
+    // Not /metrics, which has its own token; and a made-up or another token's cookie opens nothing.
+    expect((await app.inject({ url: '/metrics', headers: { cookie } })).statusCode).toBe(401);
+    expect((await app.inject({ url: '/api/events', headers: { cookie: 'pgvigil_session=made-up' } })).statusCode).toBe(401);
+    await app.close();
+    const other = (await build({ listenHost: '0.0.0.0', token: `${TOKEN}-other` })).app;
+    expect((await other.inject({ url: '/api/events', headers: { cookie } })).statusCode).toBe(401);
+    await other.close();
+  });
+
+  it('has no login without an API token', async () => {
+    const { app } = await build();
+    expect((await app.inject('/')).statusCode).toBe(200);
+    expect((await login(app, TOKEN)).statusCode).toBe(404);
+    await app.close();
+  });
+});
+
 describe('HTTP app Host check (DNS rebinding)', () => {
   const status = async (app: FastifyInstance, host: string | null, url = '/api/events') => {
     const res = await app.inject({ url, headers: host === null ? {} : { host } });

@@ -56,7 +56,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   // First: a request a page of another site made does not even learn whether a token is needed.
   requireLoopbackHost(app, options.listenHost);
-  requireBearer(app, { api: options.token, metrics: options.metricsToken ?? null });
+  requireBearer(app, { api: options.token, metrics: options.metricsToken ?? null }, { secure: Boolean(options.tls) });
 
   app.get('/healthz', async () => ({ status: 'alive' }));
   const sources = options.readiness;

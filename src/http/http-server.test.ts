@@ -17,17 +17,24 @@ import { HttpServer } from './http-server.js';
 
 const TOKEN = 'a-token-of-sufficient-length-0123';
 
-/** Status and body of a GET, or the client's error. */
-function get(url: string, options: https.RequestOptions): Promise<{ status: number; body: string }> {
+/** Status, headers and body of a request (a GET without `payload`), or the client's error. */
+function request(url: string, options: https.RequestOptions, payload?: string): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
   const client = url.startsWith('https:') ? https : http;
   return new Promise((resolve, reject) => {
-    client.get(url, options, (res) => {
+    const req = client.request(url, { method: payload === undefined ? 'GET' : 'POST', ...options }, (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    }).on('error', reject);
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(payload);
   });
 }
+
+const get = async (url: string, options: https.RequestOptions) => {
+  const { status, body } = await request(url, options);
+  return { status, body };
+};
 
 describe('HttpServer with http.tls', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'pgvigil-https-'));
@@ -56,6 +63,12 @@ describe('HttpServer with http.tls', () => {
     expect(await get(`${server.url}/healthz`, { ca })).toEqual({ status: 200, body: '{"status":"alive"}' });
     expect((await get(`${server.url}/api/events`, { ca })).status).toBe(401);
     expect((await get(`${server.url}/api/events`, { ca, headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+  });
+
+  it('sets the page\'s session cookie Secure: the browser sends it back over HTTPS only', async () => {
+    const login = await request(`${server.url}/login`, { ca, headers: { 'content-type': 'application/x-www-form-urlencoded' } }, `token=${TOKEN}`);
+    expect(login.status).toBe(303);
+    expect(login.headers['set-cookie']?.[0]).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
   });
 
   it('is refused by a client that does not trust the certificate, and speaks no plain HTTP', async () => {

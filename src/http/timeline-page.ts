@@ -1,7 +1,8 @@
 /**
  * The timeline page at `/`: a static page (web/ in the package) that reads /api, with uPlot
  * served from the installed package, so nothing comes from a CDN. Guarded like /api by the
- * bearer token when one is set (auth.ts guards every route but /healthz and /metrics).
+ * bearer token when one is set (auth.ts guards every route but /healthz and /metrics); a browser
+ * gets a login form instead and then carries a session cookie (login.ts).
  * Files are read once at start-up: a missing asset fails start-up, not a request.
  */
 import { readFileSync } from 'node:fs';

@@ -94,4 +94,32 @@ describeWithTool('chromium', 'timeline page', () => {
       await browser.close();
     }
   }, 60_000);
+
+  it('works with a token set: the token typed once in the login form, then an HttpOnly, SameSite=Strict cookie', async () => {
+    const browser = await launchChromium();
+    try {
+      const { page, problems } = await watchedPage(browser);
+      await page.goto(`${url}/`);
+      await page.fill('#token', `${TOKEN}x`);
+      await page.click('button[type=submit]');
+      expect(await page.locator('p.error').textContent()).toContain('not the token');
+      await page.fill('#token', TOKEN);
+      await page.click('button[type=submit]');
+      await page.waitForSelector('body[data-ready=true]');
+      await expect.poll(() => page.locator('#alerts li[data-alert-id]').count()).toBe(1);
+      const [cookie, ...more] = await page.context().cookies();
+      expect(more).toEqual([]);
+      expect(cookie).toMatchObject({ name: 'pgvigil_session', httpOnly: true, sameSite: 'Strict', path: '/' });
+      expect(cookie!.value).not.toContain(TOKEN);
+      // No script on the page reads it.
+      expect(await page.evaluate('document.cookie')).toBe('');
+      // Reloaded, the page needs no login again.
+      await page.reload();
+      await page.waitForSelector('body[data-ready=true]');
+      // The two 401s of the login form's round trips are the only failed loads.
+      expect(problems.filter((p) => !/401/.test(p))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
