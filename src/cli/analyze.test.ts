@@ -67,7 +67,8 @@ describe('pgvigil analyze', () => {
     expect(Object.keys(events[0]!)).toEqual(['kind', 'target', 'ts', 'pid', 'database', 'user', 'level', 'sqlstate', 'message', 'details', 'source']);
     expect(events[0]!.ts).toBe('2026-11-30T07:13:45.144Z');
     const deadlock = events.find((e) => e.kind === 'deadlock')!;
-    expect(deadlock).toMatchObject({ target: 'offline', level: 'ERROR', database: 'postgres', user: 'postgres' });
+    // The server is named after the file (postgresql.log), never a made-up name.
+    expect(deadlock).toMatchObject({ target: 'postgresql', level: 'ERROR', database: 'postgres', user: 'postgres' });
     expect(stderr).toMatch(/^pgvigil analyze: 1 file, /);
   });
 
@@ -132,11 +133,25 @@ describe('pgvigil analyze text', () => {
     ['pg18-csvlog-lock-waits-and-lock-timeout', path.join(LOGS, 'pg18-csvlog-lock-waits-and-lock-timeout/lock-waits-and-lock-timeout.csv')],
   ];
 
+  const most = (raw: string, pattern: RegExp): number => Math.max(...[...raw.matchAll(pattern)].map((m) => Number(m[1])));
+  /** Per case, what its text must say, computed from the raw log. */
+  const RAW_FIGURES: Record<string, (raw: string) => string[]> = {
+    'pg18-stderr-analyze-mixed': (raw) => [`Autovacuum (${raw.match(/LOG: {2}automatic (aggressive )?vacuum (to prevent wraparound )?of table/g)?.length} runs`],
+    'pg18-stderr-autovacuum-held-back-by-snapshot': (raw) => [` ${most(raw, /(\d+) are dead but not yet removable/g).toLocaleString('en-US')} `],
+    'pg18-csvlog-lock-waits-and-lock-timeout': (raw) => [`longest ${most(raw, /after ([\d.]+) ms/g).toFixed(2)} ms`],
+  };
+
   it.each(cases)('%s reads as its golden file', async (name, log) => {
     const { code, stdout } = await analyze([log]);
     expect(code).toBe(0);
     const text = stdout.replaceAll(log, '<log>');
     expectGolden(path.join(GOLDEN_DIR, `${name}.txt`), text);
+    // Figures read back from the raw log by the test, so a regenerated golden cannot carry a wrong one.
+    const raw = readFileSync(log, 'utf8');
+    const stamps = [...raw.matchAll(/^"?(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d\.\d{3}) UTC/gm)].map((m) => `${m[1]}T${m[2]}Z`).sort();
+    expect(text).toContain(`1 file, ${(raw.split('\n').length - 1).toLocaleString('en-US')} lines`);
+    expect(text).toContain(`from ${stamps[0]} to ${stamps.at(-1)}`);
+    for (const figure of RAW_FIGURES[name]?.(raw) ?? []) expect(text).toContain(figure);
   });
 });
 

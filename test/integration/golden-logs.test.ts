@@ -11,6 +11,7 @@
  * (test/helpers/scenarios/expectations.ts), so a regenerated golden cannot quietly accept a
  * lost field; and no line of a real log may be left unparsed by the framing.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AnyLogEvent } from '../../src/domain/index.js';
@@ -18,6 +19,7 @@ import { expectGolden } from '../helpers/golden-file.js';
 import { caseName, EXPECTED_FILE, FIXTURES_DIR, listCases, readCase } from '../helpers/scenarios/fixture-case.js';
 import { expectScenarioEvents, expectVacuumReport, findEvent } from '../helpers/scenarios/expectations.js';
 import { eventsToNdjson, parseLogFile, type ParsedLog } from '../helpers/scenarios/parse-log.js';
+import { expectRawValues } from '../helpers/scenarios/raw-values.js';
 import { SCENARIOS } from '../helpers/scenarios/index.js';
 
 const cases = listCases();
@@ -52,6 +54,7 @@ describe('golden log fixtures', () => {
       const { parsed, dir, major, scenario, provenance } = await parseCase(name);
       const actual = eventsToNdjson(parsed.events, dir);
       expectGolden(path.join(dir, EXPECTED_FILE), actual);
+      expectRawValues(fs.readFileSync(path.join(dir, readCase(dir).log_file)), parsed.events, readCase(dir).format, name, { english: true });
       expect(parsed.stats.examples, 'lines the framing could not read').toEqual([]);
       expect(parsed.events.length).toBeGreaterThan(0);
       if (provenance === 'recorded') expectScenarioEvents(scenario, parsed.events, major);

@@ -24,6 +24,8 @@ import { expectGolden } from '../helpers/golden-file.js';
 import { expectScenarioEvents } from '../helpers/scenarios/expectations.js';
 import { FIXTURES_DIR } from '../helpers/scenarios/fixture-case.js';
 import { eventsToNdjson } from '../helpers/scenarios/parse-log.js';
+import { expectRawValues } from '../helpers/scenarios/raw-values.js';
+import type { LogFormat } from '../helpers/scenarios/scenario-log.js';
 
 const LANG_DIR = path.resolve(FIXTURES_DIR, '../logs-lang');
 const FORMATS: Readonly<Record<string, string>> = { '.log': 'stderr', '.csv': 'csvlog', '.json': 'jsonlog' };
@@ -75,6 +77,8 @@ describe('recorded logs of servers writing another language, replayed offline', 
           expectScenarioEvents(scenario, got.events, 15);
           const actual = eventsToNdjson(got.events, dir);
           expectGolden(path.join(dir, `expected-${format}.ndjson`), actual);
+          // The messages are translated: only the envelope (pid, timestamp) is read back here.
+          expectRawValues(fs.readFileSync(path.join(dir, log)), got.events, format as LogFormat, run, { english: false });
         });
       }
       it(`--lang ${lang} reads the stderr log as detection does (the major still told by the file)`, async () => {
