@@ -34,8 +34,10 @@ async function commandFactories(argv: readonly string[]): Promise<CommandFactory
 
 interface ConfigFlags {
   config?: string;
+  name?: string;
   dsn?: string;
   log?: string;
+  logPattern?: string;
   db?: string;
   listen?: string;
   logLevel?: string;
@@ -44,8 +46,10 @@ interface ConfigFlags {
 function addConfigFlags(command: Command): Command {
   return command
     .option('-c, --config <file>', 'YAML config file (env PGVIGIL_CONFIG)')
+    .option('--name <name>', "the server's name in alerts, notifications and series (env PGVIGIL_NAME; default: the dsn's host-port, this machine's name for a local server)")
     .option('--dsn <conninfo>', 'the server: a libpq URL or "host=... port=... user=... dbname=..." (env PGVIGIL_DSN; default: PG* variables)')
     .option('--log <path>', "server log file or log_directory (env PGVIGIL_LOG; default: the server's log_directory, when readable here)")
+    .option('--log-pattern <pattern>', "with a log_directory: the file names to read, as the server's log_filename (strftime escapes), e.g. postgresql-16-main.log (env PGVIGIL_LOG_PATTERN)")
     .option('--db <file>', 'SQLite store (env PGVIGIL_DB; default ./pgvigil.db)')
     .option('--listen <host:port>', 'HTTP address (env PGVIGIL_LISTEN; default 127.0.0.1:9899)')
     .addOption(new Option('--log-level <level>', "pgvigil's own log level (env PGVIGIL_LOG_LEVEL)").choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']));
@@ -53,7 +57,7 @@ function addConfigFlags(command: Command): Command {
 
 async function configFrom(flags: ConfigFlags) {
   const { loadConfig } = await import('../config/load-config.js');
-  const overrides: ConfigOverrides = { dsn: flags.dsn, log: flags.log, db: flags.db, listen: flags.listen, log_level: flags.logLevel };
+  const overrides: ConfigOverrides = { name: flags.name, dsn: flags.dsn, log: flags.log, log_pattern: flags.logPattern, db: flags.db, listen: flags.listen, log_level: flags.logLevel };
   return loadConfig({ file: flags.config ?? null, flags: overrides });
 }
 

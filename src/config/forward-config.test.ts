@@ -41,7 +41,7 @@ describe('forward.postgres', () => {
 
   it('lists every problem: no dsn, TLS given twice, a step out of range, an unknown key', () => {
     expect(problemsOf(() => loadConfig({ file: configFile('forward:\n  postgres: { step_ms: 500 }\n'), env: {} }))).toEqual([
-      'forward.postgres.step_ms: must be a whole number of milliseconds from 1000 to 3600000: 1 s to 1 h',
+      'forward.postgres.step_ms: must be a number of milliseconds or a duration such as "30s", "15m", "6h", "2d", from 1000 ms to 3600000 ms: 1 s to 1 h',
     ]);
     expect(problemsOf(() => loadConfig({ file: configFile('forward:\n  postgres: {}\n'), env: {} }))).toEqual([
       'forward.postgres.dsn: the central database is required: set dsn, or PGVIGIL_FORWARD_POSTGRES_DSN',

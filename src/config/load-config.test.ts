@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { suiteTempDir } from '../../test/helpers/temp-dir.js';
@@ -29,7 +30,9 @@ describe('loadConfig', () => {
     const config = loadConfig({ env: {} });
     expect(config.listen).toEqual({ host: '127.0.0.1', port: 9899 });
     expect(config.dbPath).toBe('./pgvigil.db');
-    expect(config.targets).toEqual([{ name: 'default', cluster: null, dsn: null, password: null, log: null }]);
+    // Named after where the server is, so two sidecars never share a name: a local one by this machine's name.
+    const local = `${hostname()}:5432`;
+    expect(config.targets).toEqual([{ name: local.replace(':', '-').replace(/[^A-Za-z0-9_.-]/g, '-'), address: local, cluster: null, dsn: null, password: null, log: null }]);
     // pgvigil stores and serves statements: their values stay out unless asked for.
     expect(config.redact).toBe('literals');
     expect(loadConfig({ file: 'config/pgvigil.example.yaml', env: {} }).redact).toBe('literals');
@@ -244,10 +247,35 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('names the shorthand target by --name, PGVIGIL_NAME or name:, else by the dsn\'s host and port, and gives its log pattern', () => {
+    const remote = loadConfig({ flags: { dsn: 'postgresql://pgvigil@db1.example.net:6432/postgres', log: '/var/log/postgresql', log_pattern: 'postgresql-16-main.log' }, env: {} });
+    expect(remote.targets[0]).toMatchObject({ name: 'db1.example.net-6432', address: 'db1.example.net:6432' });
+    expect(remote.targets[0]!.log).toMatchObject({ path: '/var/log/postgresql', filename_pattern: 'postgresql-16-main.log' });
+    // libpq's own variables when the dsn does not say; a socket is this machine.
+    expect(loadConfig({ env: { PGHOST: 'db2', PGPORT: '5433' } }).targets[0]).toMatchObject({ name: 'db2-5433', address: 'db2:5433' });
+    expect(loadConfig({ flags: { dsn: 'postgresql:///postgres?host=/var/run/postgresql' }, env: {} }).targets[0]!.address).toBe(`${hostname()}:5432`);
+    expect(loadConfig({ flags: { name: 'orders-primary' }, env: { PGVIGIL_NAME: 'from-env' } }).targets[0]!.name).toBe('orders-primary');
+    expect(loadConfig({ env: { PGVIGIL_NAME: 'from-env' } }).targets[0]!.name).toBe('from-env');
+    expect(problemsOf(() => loadConfig({ flags: { name: 'db 1' }, env: {} }))).toEqual(['name: letters, digits, _ . - only (it becomes a label) = "db 1"']);
+    expect(problemsOf(() => loadConfig({ flags: { log_pattern: 'x.log' }, env: {} }))).toEqual(['log_pattern: goes with log (a log_directory): the files in it to read']);
+  });
+
+  it('takes static labels and an external URL, and refuses labels pgvigil sets itself', () => {
+    const config = loadConfig({ file: file('labels.yaml', 'labels: { env: prod, team: dba }\nexternal_url: https://pgvigil.db1.example.net/\n'), env: {} });
+    expect(config.labels).toEqual({ env: 'prod', team: 'dba' });
+    expect(config.externalUrl).toBe('https://pgvigil.db1.example.net');
+    expect(loadConfig({ env: { PGVIGIL_EXTERNAL_URL: 'http://10.0.0.7:9899' } }).externalUrl).toBe('http://10.0.0.7:9899');
+    expect(problemsOf(() => loadConfig({ file: file('bad-labels.yaml', 'labels: { severity: low, 9lives: x }\n'), env: {} }))).toEqual([
+      'labels.severity: pgvigil sets alertname, severity, target, rule, instance, cluster, dedup_key itself',
+      'labels.9lives: a label name: letters, digits and _, not starting with a digit',
+    ]);
+    expect(problemsOf(() => loadConfig({ file: file('bad-url.yaml', 'external_url: ftp://x\n'), env: {} }))).toEqual(['external_url: an http:// or https:// URL = "ftp://x"']);
+  });
+
   it('refuses the dsn shorthand together with a targets list, and duplicate target names', () => {
     const path = file('both.yaml', 'dsn: postgres://x\ntargets:\n  - name: a\n  - name: a\n');
     expect(problemsOf(() => loadConfig({ file: path, env: {} }))).toEqual([
-      'targets: use either the top-level dsn/log shorthand or a targets list, not both',
+      'targets: use either the top-level name/dsn/log/log_pattern shorthand or a targets list, not both',
       'targets.1.name: target names must be unique = "a"',
     ]);
   });

@@ -10,6 +10,7 @@ import { configSchema, logSourceSchema, type LogSourceConfig, type RawConfig } f
 import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
 import { resolveHttpTls, type HttpTls } from './http-tls.js';
+import { defaultTargetName, serverAddress } from './target-name.js';
 import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
 import type { Severity } from '../domain/alert.js';
@@ -18,14 +19,19 @@ import { COLLECTOR_NAMES } from '../collectors/index.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
 
 /** The flags of `pgvigil run` that are also config keys and PGVIGIL_<FLAG> variables. */
-export const OVERRIDABLE_KEYS = ['dsn', 'log', 'db', 'listen', 'log_level', 'http_token_file'] as const;
+export const OVERRIDABLE_KEYS = ['name', 'dsn', 'log', 'log_pattern', 'db', 'listen', 'log_level', 'http_token_file', 'external_url'] as const;
 type OverridableKey = (typeof OVERRIDABLE_KEYS)[number];
 export type ConfigOverrides = Partial<Record<OverridableKey, string>>;
 
 const MIN_HTTP_TOKEN_CHARS = 16;
 
+/** Labels pgvigil sets itself on alerts and notifications: a static label may not take their place. */
+const OWN_LABELS = ['alertname', 'severity', 'target', 'rule', 'instance', 'cluster', 'dedup_key'];
+
 export interface Target {
   name: string;
+  /** Where the server is (`host:port`; this machine's name for a local one): the `instance` of notifications. */
+  address: string;
   cluster: string | null;
   /** libpq URL or null for PG* environment variables / libpq defaults. */
   dsn: string | null;
@@ -43,6 +49,10 @@ export interface Config {
   httpMetricsToken: string | null;
   /** HTTPS certificate and key (http.tls); null: plain HTTP. */
   httpTls: HttpTls | null;
+  /** Static labels on every alert and notification (config `labels`). */
+  labels: Record<string, string>;
+  /** pgvigil as people reach it; null: notifications carry no link back. */
+  externalUrl: string | null;
   /** Serve the API on a non-loopback address without a token (http.allow_unauthenticated). */
   httpAllowUnauthenticated: boolean;
   /** Statement text kept from log entries and polled sessions (src/lib/redact.ts). */
@@ -164,14 +174,18 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     return null;
   };
 
-  if (raw.targets && (raw.dsn || raw.log)) {
-    problems.push({ path: 'targets', message: 'use either the top-level dsn/log shorthand or a targets list, not both' });
+  if (raw.targets && (raw.dsn || raw.log || raw.name || raw.log_pattern)) {
+    problems.push({ path: 'targets', message: 'use either the top-level name/dsn/log/log_pattern shorthand or a targets list, not both' });
   }
-  const targets: Target[] = (raw.targets ?? [{ name: 'default', dsn: raw.dsn, password_file: null, cluster: null, log: raw.log === null ? null : logSourceSchema.parse({ path: raw.log }) }])
-    .map((t, i) => ({
-      name: t.name,
+  if (raw.log_pattern !== null && raw.log === null) problems.push({ path: 'log_pattern', message: 'goes with log (a log_directory): the files in it to read' });
+  const shorthandLog = raw.log === null ? null : logSourceSchema.parse({ path: raw.log, filename_pattern: raw.log_pattern });
+  const targets: Target[] = (raw.targets ?? [{ name: null, dsn: raw.dsn, password_file: null, cluster: null, log: shorthandLog }])
+    .map((t, i) => ({ t, i, dsn: dsnAsUrl(raw.targets ? `targets.${i}.dsn` : 'dsn', t.dsn) }))
+    .map(({ t, i, dsn }) => ({
+      name: t.name ?? raw.name ?? defaultTargetName(serverAddress(dsn, env)),
+      address: serverAddress(dsn, env),
       cluster: t.cluster,
-      dsn: dsnAsUrl(raw.targets ? `targets.${i}.dsn` : 'dsn', t.dsn),
+      dsn,
       password: secret(`targets.${i}.password`, null, t.password_file),
       log: t.log,
     }));
@@ -187,6 +201,12 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     for (const name of names.filter((n) => !COLLECTOR_NAMES.includes(n))) {
       problems.push({ path, message: `unknown collector "${name}": one of ${COLLECTOR_NAMES.join(', ')}` });
     }
+  }
+
+  for (const name of Object.keys(raw.labels)) {
+    const problem = !/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name) ? 'a label name: letters, digits and _, not starting with a digit'
+      : OWN_LABELS.includes(name) || name.startsWith('__') ? `pgvigil sets ${OWN_LABELS.join(', ')} itself` : null;
+    if (problem !== null) problems.push({ path: `labels.${name}`, message: problem });
   }
 
   const [host, port] = splitHostPort(raw.listen);
@@ -247,6 +267,8 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     httpAllowUnauthenticated: raw.http.allow_unauthenticated,
     httpMetricsToken,
     httpTls,
+    labels: raw.labels,
+    externalUrl: raw.external_url === null ? null : raw.external_url.replace(/\/+$/, ''),
     redact: raw.redact,
     targets,
     collectors: {

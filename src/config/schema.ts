@@ -38,9 +38,11 @@ export const logSourceSchema = z
   })
   .strict();
 
+const targetName = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only (it becomes a label)');
+
 const target = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . - only (it becomes a label)'),
+    name: targetName,
     /** libpq URL; missing parts come from PG* environment variables and libpq defaults. */
     dsn: z.string().nullable().default(null),
     password_file: z.string().nullable().default(null),
@@ -263,9 +265,19 @@ export const configSchema = z
      * literals by default: pgvigil stores statements and serves them; their values are the users' data.
      */
     redact: z.enum(REDACT_LEVELS).default('literals'),
-    /** Single-server shorthand: dsn and log describe one target named "default". */
+    /**
+     * Single-server shorthand: dsn and log describe one target, called `name` (default: the dsn's
+     * host and port, this machine's name for a local server: config/target-name.ts).
+     */
+    name: targetName.nullable().default(null),
     dsn: z.string().nullable().default(null),
     log: z.string().nullable().default(null),
+    /** The shorthand's log_filename pattern, when log is a directory (targets[].log.filename_pattern). */
+    log_pattern: z.string().min(1).nullable().default(null),
+    /** Static labels on every alert and notification (env, team, region); names checked in load-config.ts. */
+    labels: z.record(z.string(), z.string()).default({}),
+    /** pgvigil as people reach it (a URL): alerts link back to it from PagerDuty, Alertmanager and webhooks. */
+    external_url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }).nullable().default(null),
     targets: z.array(target).min(1).nullable().default(null),
     collectors: collectors.default(collectors.parse({})),
     retention: retention.default(retention.parse({})),

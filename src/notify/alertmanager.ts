@@ -5,6 +5,7 @@
  */
 import { DEFAULT_MIN_SEVERITY, type Alert, type AlertTransition, type Severity } from '../domain/index.js';
 import { postJson } from './http-post.js';
+import { serverLabels, type NotificationIdentity } from './identity.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
 
 export interface AlertmanagerOptions {
@@ -16,8 +17,8 @@ export interface AlertmanagerOptions {
   url: string;
   /** Re-send firing alerts this often; default 60 s. endsAt is set 4 refreshes ahead. */
   refreshIntervalMs?: number;
-  /** Link back to pgvigil's view of an alert (Alertmanager's generatorURL); none by default. */
-  generatorUrlFor?: (alertId: number) => string;
+  /** The server's instance and cluster, static labels, and the link back to pgvigil (generatorURL). */
+  identity?: NotificationIdentity;
   requestTimeoutMs?: number;
 }
 
@@ -71,6 +72,8 @@ export class AlertmanagerNotifier implements Notifier {
   private body(alert: Alert, transition: AlertTransition): StoredAlert['alert'] {
     const labels: Record<string, string> = {};
     for (const [key, value] of Object.entries(alert.labels)) labels[labelName(key)] = value;
+    const identity = this.options.identity;
+    if (identity) Object.assign(labels, serverLabels(identity, alert.target));
     Object.assign(labels, { alertname: alert.ruleId, severity: alert.severity, target: alert.target });
     const body: StoredAlert['alert'] = {
       labels,
@@ -83,7 +86,8 @@ export class AlertmanagerNotifier implements Notifier {
       startsAt: new Date(alert.startedMs).toISOString(),
     };
     if (transition.to === 'resolved') body.endsAt = new Date(transition.tsMs).toISOString();
-    if (this.options.generatorUrlFor) body.generatorURL = this.options.generatorUrlFor(alert.id);
+    const link = this.options.identity?.alertUrl(alert.id) ?? null;
+    if (link !== null) body.generatorURL = link;
     return body;
   }
 }

@@ -105,9 +105,11 @@ describe('buildNotifiers: every receiver gets its own settings', () => {
     const keyFile = join(dir, 'routing-key');
     writeFileSync(keyFile, `${ROUTING_KEY}\n`);
     notifiers = notifiersFrom('all.yaml', [
+      'labels: { env: prod }',
+      'external_url: https://pgvigil.example.net/',
       'targets:',
-      '  - { name: db1, cluster: shop }',
-      '  - { name: db2 }',
+      '  - { name: db1, cluster: shop, dsn: "postgresql://pgvigil@db1.example.net/postgres" }',
+      '  - { name: db2-5432, dsn: "postgresql://pgvigil@db2:5432/postgres" }',
       'notify:',
       '  pagerduty:',
       `    routing_key_file: ${keyFile}`,
@@ -134,12 +136,16 @@ describe('buildNotifiers: every receiver gets its own settings', () => {
     expect(notifiers.map((n) => n.channel)).toEqual(['pagerduty', 'alertmanager', 'webhook', 'webhook-2']);
   });
 
-  it('PagerDuty: the routing key from its file, the events and change URLs, and each target\'s cluster as group', async () => {
+  it('PagerDuty: the routing key from its file, the events and change URLs, each target\'s name and host as source, its cluster as group, links back', async () => {
     const db1 = await deliver('pagerduty', incidentOn('db1'));
     expect(db1.path).toBe('/pd/enqueue');
-    expect(db1.json).toMatchObject({ routing_key: ROUTING_KEY, event_action: 'trigger', payload: { source: 'db1', group: 'shop' } });
-    const db2 = await deliver('pagerduty', incidentOn('db2'));
-    expect(db2.json).toMatchObject({ routing_key: ROUTING_KEY, payload: { source: 'db2' } });
+    expect(db1.json).toMatchObject({
+      routing_key: ROUTING_KEY, event_action: 'trigger', payload: { source: 'db1 (db1.example.net:5432)', group: 'shop', custom_details: { env: 'prod' } },
+      links: [{ href: expect.stringMatching(/^https:\/\/pgvigil\.example\.net\/api\/alerts\/\d+$/) }],
+    });
+    // A name made from the address says it once.
+    const db2 = await deliver('pagerduty', incidentOn('db2-5432'));
+    expect(db2.json).toMatchObject({ routing_key: ROUTING_KEY, payload: { source: 'db2:5432' } });
     expect(db2.json.payload).not.toHaveProperty('group');
     const changed = await deliver('pagerduty', change);
     expect(changed.path).toBe('/pd/change');
@@ -149,6 +155,9 @@ describe('buildNotifiers: every receiver gets its own settings', () => {
   it('Alertmanager: its URL, with the API path added', async () => {
     const sent = await deliver('alertmanager', alertNotification('db1'));
     expect(sent.path).toBe('/am/api/v2/alerts');
+    const [alert] = sent.json as unknown as Array<{ labels: Record<string, string>; generatorURL: string }>;
+    expect(alert!.labels).toMatchObject({ env: 'prod', instance: 'db1.example.net:5432', cluster: 'shop', target: 'db1' });
+    expect(alert!.generatorURL).toMatch(/^https:\/\/pgvigil\.example\.net\/api\/alerts\/\d+$/);
     expect(sent.body).not.toContain(ROUTING_KEY);
   });
 
@@ -156,6 +165,9 @@ describe('buildNotifiers: every receiver gets its own settings', () => {
     const a = await deliver('webhook', change);
     expect(a.path).toBe('/hook-a');
     expect(a.signature).toBe(`sha256=${createHmac('sha256', 'secret-a').update(a.body).digest('hex')}`);
+    const alert = await deliver('webhook', alertNotification('db1'));
+    expect(alert.json).toMatchObject({ target: 'db1', labels: { env: 'prod', instance: 'db1.example.net:5432', cluster: 'shop' } });
+    expect(alert.json.url).toMatch(/^https:\/\/pgvigil\.example\.net\/api\/alerts\/\d+$/);
     const b = await deliver('webhook-2', change);
     expect(b.path).toBe('/hook-b');
     expect(b.signature).toBeUndefined();

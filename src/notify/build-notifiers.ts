@@ -3,12 +3,13 @@
  */
 import type { Config } from '../config/load-config.js';
 import { AlertmanagerNotifier } from './alertmanager.js';
+import { notificationIdentity } from './identity.js';
 import type { Notifier } from './notifier.js';
 import { PagerDutyNotifier } from './pagerduty.js';
 import { WebhookNotifier } from './webhook.js';
 
-export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Notifier[] {
-  const clusterOf = new Map(config.targets.map((t) => [t.name, t.cluster]));
+export function buildNotifiers(config: Pick<Config, 'notify' | 'targets' | 'labels' | 'externalUrl'>): Notifier[] {
+  const identity = notificationIdentity(config);
   const notifiers: Notifier[] = [];
   const { pagerduty, alertmanager, webhooks } = config.notify;
   if (pagerduty) {
@@ -18,7 +19,7 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
       changeUrl: pagerduty.changeUrl,
       groupWaitMs: pagerduty.groupWaitMs,
       minSeverity: pagerduty.minSeverity,
-      clusterFor: (target) => clusterOf.get(target) ?? null,
+      identity,
     }));
   }
   // Every Alertmanager of an HA cluster gets every alert, from its own channel: one that is down
@@ -26,12 +27,12 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets'>): Noti
   const { urls, minSeverity } = alertmanager ?? { urls: [], minSeverity: undefined };
   for (const url of urls) {
     const channel = urls.length === 1 ? 'alertmanager' : `alertmanager:${alertmanagerName(url)}`;
-    notifiers.push(new AlertmanagerNotifier({ url, channel, minSeverity }));
+    notifiers.push(new AlertmanagerNotifier({ url, channel, minSeverity, identity }));
   }
   // Each webhook is its own outbox channel, so one slow receiver never holds up another.
   webhooks.forEach((webhook, i) => {
     const channel = webhook.name !== null ? `webhook:${webhook.name}` : i === 0 ? 'webhook' : `webhook-${i + 1}`;
-    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel, minSeverity: webhook.minSeverity }));
+    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel, minSeverity: webhook.minSeverity, identity }));
   });
   return notifiers;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Alert } from '../domain/index.js';
+import type { NotificationIdentity } from './identity.js';
 import type { IncidentView } from './notifier.js';
 import { PagerDutyNotifier, incidentSummary } from './pagerduty.js';
 
@@ -20,7 +21,13 @@ function incident(members: Alert[], state: 'firing' | 'resolved' = 'firing'): In
   };
 }
 
-const notifier = new PagerDutyNotifier({ routingKey: 'r'.repeat(32), sourceFor: (t) => `${t}.example.net`, clusterFor: () => 'shop-cluster' });
+const identity: NotificationIdentity = {
+  labels: { env: 'prod', team: 'dba' },
+  addressOf: (t) => `${t}.example.net:5432`,
+  clusterOf: () => 'shop-cluster',
+  alertUrl: (id) => `https://pgvigil.example.net/api/alerts/${id}`,
+};
+const notifier = new PagerDutyNotifier({ routingKey: 'r'.repeat(32), identity });
 
 describe('PagerDutyNotifier.format', () => {
   it('triggers with the Events v2 fields, the evidence and no routing key', () => {
@@ -32,15 +39,16 @@ describe('PagerDutyNotifier.format', () => {
         event_action: 'trigger',
         dedup_key: 'pgvigil/db1/vacuum-held-back/7',
         client: 'pgvigil',
+        links: [{ href: 'https://pgvigil.example.net/api/alerts/1', text: 'pgvigil alert 1: evidence' }],
         payload: {
           summary: 'dead tuples pile up on orders',
-          source: 'db1.example.net',
+          source: 'db1 (db1.example.net:5432)',
           severity: 'critical',
           timestamp: '2026-10-14T03:00:05.000Z',
           component: 'shop',
           group: 'shop-cluster',
           class: 'vacuum-held-back',
-          custom_details: expect.objectContaining({ firing: 1, alerts: [expect.objectContaining({ evidence: { event_ids: [1], series: [], facts: { held_seconds: 84 } } })] }),
+          custom_details: expect.objectContaining({ env: 'prod', team: 'dba', firing: 1, alerts: [expect.objectContaining({ evidence: { event_ids: [1], series: [], facts: { held_seconds: 84 } } })] }),
         },
       },
     });
@@ -62,7 +70,7 @@ describe('PagerDutyNotifier.format', () => {
     expect(out.action).toBe('change');
     expect(out.payload).toEqual({
       endpoint: 'change',
-      body: { payload: { summary: 'REPACK finished', timestamp: '2026-10-14T03:00:00.000Z', source: 'db1.example.net', custom_details: { target: 'db1', relation: 'orders' } }, links: [{ href: 'http://x', text: 'x' }] },
+      body: { payload: { summary: 'REPACK finished', timestamp: '2026-10-14T03:00:00.000Z', source: 'db1 (db1.example.net:5432)', custom_details: { target: 'db1', relation: 'orders' } }, links: [{ href: 'http://x', text: 'x' }] },
     });
   });
 });

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DEFAULT_MIN_SEVERITY, type Alert, type Severity } from '../domain/index.js';
+import { sourceOf, type NotificationIdentity } from './identity.js';
 import { postJson } from './http-post.js';
 import type { ChangeEvent, DeliveryResult, IncidentView, Notification, Notifier, Outbound } from './notifier.js';
 
@@ -19,10 +20,8 @@ export interface PagerDutyOptions {
   eventsUrl?: string;
   /** Change events endpoint; EU: https://events.eu.pagerduty.com/v2/change/enqueue. */
   changeUrl?: string;
-  /** PagerDuty `source`: the server an alert is about; default the target name. */
-  sourceFor?: (target: string) => string;
-  /** PagerDuty `group`: the cluster of a target; null leaves `group` out. */
-  clusterFor?: (target: string) => string | null;
+  /** `source` (the server by name and address), `group` (its cluster), static labels and links back to pgvigil. */
+  identity?: NotificationIdentity;
   /** Hold a new incident's first trigger this long, so a storm's first page counts it. Default 10 s. */
   groupWaitMs?: number;
   /** Sends per minute per routing key; PagerDuty throttles at about 120. Default 100. */
@@ -73,20 +72,25 @@ export class PagerDutyNotifier implements Notifier {
       const stored: StoredRequest = { endpoint: 'events', body: { event_action: 'resolve', dedup_key: incident.dedupKey } };
       return { action: 'resolve', dedupKey: incident.dedupKey, payload: stored };
     }
-    const cluster = this.options.clusterFor?.(incident.target) ?? null;
+    const identity = this.options.identity;
+    const cluster = identity?.clusterOf(incident.target) ?? null;
     const payload: Record<string, unknown> = {
       summary: incidentSummary(incident),
-      source: this.options.sourceFor?.(incident.target) ?? incident.target,
+      source: identity ? sourceOf(identity, incident.target) : incident.target,
       severity: pagerDutySeverity(incident.severity),
       timestamp: new Date(incident.cause.tsMs).toISOString(),
       component: component(incident.members),
       class: incident.ruleId,
-      custom_details: incidentDetails(incident),
+      custom_details: { ...identity?.labels, ...incidentDetails(incident) },
     };
     if (cluster !== null) payload.group = cluster;
+    const links = incident.members.slice(0, MEMBERS_IN_DETAILS).flatMap((m) => {
+      const href = identity?.alertUrl(m.id) ?? null;
+      return href === null ? [] : [{ href, text: `pgvigil alert ${m.id}: evidence` }];
+    });
     const stored: StoredRequest = {
       endpoint: 'events',
-      body: { event_action: 'trigger', dedup_key: incident.dedupKey, payload, client: 'pgvigil' },
+      body: { event_action: 'trigger', dedup_key: incident.dedupKey, payload, client: 'pgvigil', ...(links.length > 0 ? { links } : {}) },
     };
     return { action: 'trigger', dedupKey: incident.dedupKey, payload: stored };
   }
@@ -108,7 +112,7 @@ export class PagerDutyNotifier implements Notifier {
       payload: {
         summary: truncate(change.summary, SUMMARY_MAX_CHARS),
         timestamp: new Date(change.tsMs).toISOString(),
-        source: this.options.sourceFor?.(change.target) ?? change.target,
+        source: this.options.identity ? sourceOf(this.options.identity, change.target) : change.target,
         custom_details: { target: change.target, ...change.details },
       },
     };

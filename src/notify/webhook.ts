@@ -10,6 +10,7 @@
 import { createHmac } from 'node:crypto';
 import { DEFAULT_MIN_SEVERITY, type Severity } from '../domain/index.js';
 import { changeDeliveryId, transitionDeliveryId } from './delivery-id.js';
+import { serverLabels, type NotificationIdentity } from './identity.js';
 import { postJson } from './http-post.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
 
@@ -21,6 +22,8 @@ export interface WebhookOptions {
   url: string;
   /** HMAC-SHA256 secret; null sends no signature. */
   hmacSecret?: string | null;
+  /** The server's instance and cluster, static labels, and the link back to pgvigil. */
+  identity?: NotificationIdentity;
   requestTimeoutMs?: number;
 }
 
@@ -66,7 +69,8 @@ export class WebhookNotifier implements Notifier {
       rule_id: alert.ruleId,
       severity: alert.severity,
       target: alert.target,
-      labels: alert.labels,
+      labels: { ...(this.options.identity ? serverLabels(this.options.identity, alert.target) : {}), ...alert.labels },
+      url: this.options.identity?.alertUrl(alert.id) ?? null,
       summary: alert.summary,
       evidence: { event_ids: alert.evidence.eventIds, series: alert.evidence.series, facts: alert.evidence.facts },
       started_at: new Date(alert.startedMs).toISOString(),

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { freePort, waitUntil } from './pg-processes.js';
 import { toolPath } from './tools.js';
 
-export interface AmAlert { labels: Record<string, string>; annotations: Record<string, string>; endsAt: string; status: { state: string } }
+export interface AmAlert { labels: Record<string, string>; annotations: Record<string, string>; endsAt: string; generatorURL?: string; status: { state: string } }
 export interface AmNotification { status: string; alerts: Array<{ status: string; labels: Record<string, string> }> }
 
 export interface RunningAlertmanager {

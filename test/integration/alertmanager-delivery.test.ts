@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { systemClock } from '../../src/domain/clock.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { AlertmanagerNotifier } from '../../src/notify/alertmanager.js';
+import { notificationIdentity } from '../../src/notify/identity.js';
 import { Outbox } from '../../src/notify/outbox.js';
 import { AlertStore } from '../../src/store/alert-store.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
@@ -27,7 +28,10 @@ describeWithTool('alertmanager', 'Alertmanager delivery', () => {
   beforeAll(async () => {
     am = await startAlertmanager(dir);
     db = openStore(path.join(dir, 'pgvigil.db'));
-    const notifier = new AlertmanagerNotifier({ url: am.url, refreshIntervalMs: 1_000, generatorUrlFor: (id) => `http://127.0.0.1:9899/api/alerts/${id}` });
+    const notifier = new AlertmanagerNotifier({ url: am.url, refreshIntervalMs: 1_000, identity: notificationIdentity({
+      targets: [{ name: 'standby1', address: 'standby1.example.net:5432', cluster: 'shop', dsn: null, password: null, log: null }],
+      labels: { env: 'prod', region: 'eu-west' }, externalUrl: 'http://127.0.0.1:9899',
+    }) });
     alerts = new AlertStore(db, [notifier]);
     outbox = new Outbox(db, [notifier], systemClock, silentLogger(), { pollIntervalMs: 100, refresher: alerts });
     alerts.onTransition(() => outbox.wake());
@@ -53,8 +57,12 @@ describeWithTool('alertmanager', 'Alertmanager delivery', () => {
     let active: AmAlert | undefined;
     await waitUntil(async () => (active = (await listed()).find((a) => a.labels.alertname === 'replay-stalled')) !== undefined, 20_000, 'the firing alert in Alertmanager');
     expect(active!.status.state).toBe('active');
-    expect(active!.labels).toEqual({ alertname: 'replay-stalled', severity: 'critical', target: 'standby1', standby: 'standby1', wal_receiver: 'on' });
+    expect(active!.labels).toEqual({
+      alertname: 'replay-stalled', severity: 'critical', target: 'standby1', standby: 'standby1', wal_receiver: 'on',
+      env: 'prod', region: 'eu-west', instance: 'standby1.example.net:5432', cluster: 'shop',
+    });
     expect(active!.annotations).toMatchObject({ summary: 'replay stands still on standby1 for 95 s', dedup_key: 'replay-stalled/standby1' });
+    expect(active!.generatorURL).toMatch(/^http:\/\/127\.0\.0\.1:9899\/api\/alerts\/\d+$/);
     await waitUntil(() => am.notifications.some((n) => n.status === 'firing'), 20_000, 'Alertmanager notifying the firing alert');
 
     // Refreshed while firing: each refresh pushes endsAt (4 refreshes ahead) further out.

@@ -32,7 +32,7 @@ describe('pgvigil run forwarding to a central PostgreSQL 18', () => {
     // A short step so a downsampled series arrives within the test.
     writeFileSync(config, 'forward:\n  postgres:\n    step_ms: 1000\n    interval_ms: 200\n');
     const db = join(testTempDir('daemon-forward'), 'pgvigil.db');
-    const child = spawn(process.execPath, ['bin/pgvigil.js', 'run', '--config', config, '--listen', `127.0.0.1:${port}`, '--dsn', server.dsn(), '--log', server.logDir, '--db', db], {
+    const child = spawn(process.execPath, ['bin/pgvigil.js', 'run', '--config', config, '--name', 'default', '--listen', `127.0.0.1:${port}`, '--dsn', server.dsn(), '--log', server.logDir, '--db', db], {
       env: { PATH: process.env.PATH, PGVIGIL_FORWARD_POSTGRES_DSN: server.dsn('fleet') },
     });
     let stderr = '';

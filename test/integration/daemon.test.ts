@@ -3,6 +3,7 @@
  * against a server that is not there.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { testTempDir } from '../helpers/temp-dir.js';
@@ -45,13 +46,16 @@ describe('pgvigil run', () => {
     const server = await startPrimary({ version: 18, name: 'daemon', settings: { log_checkpoints: true } });
     const db = join(testTempDir('daemon'), 'pgvigil.db');
     const daemon = await startDaemon(['--dsn', server.dsn(), '--log', server.logDir, '--db', db]);
+    // Named after where the server is (this machine, for 127.0.0.1), never a name every sidecar shares.
+    const name = `${hostname()}-${new URL(server.dsn()).port}`.replace(/[^A-Za-z0-9_.-]/g, '-');
+    const target = name.replace(/\./g, '\\.');
     try {
-      await waitUntil(() => loggedMessage(daemon, /^connected to default \(PostgreSQL 18\.\d+, primary\)$/) !== undefined, 20_000, 'the connected log line');
+      await waitUntil(() => loggedMessage(daemon, new RegExp(`^connected to ${target} \\(PostgreSQL 18\\.\\d+, primary\\)$`)) !== undefined, 20_000, 'the connected log line');
       await waitUntil(() => loggedMessage(daemon, /^tailing log file$/) !== undefined, 20_000, 'the tailer to open the log');
       await server.query('CHECKPOINT');
       await waitUntil(async () => {
         const metrics = await fetch(`${daemon.url}/metrics`).then((r) => r.text(), () => '');
-        return /^pg_log_checkpoints_total\{target="default",kind="checkpoint"\} 1$/m.test(metrics) && /^pg_up\{target="default"\} 1$/m.test(metrics);
+        return new RegExp(`^pg_log_checkpoints_total\\{target="${target}",kind="checkpoint"\\} 1$`, 'm').test(metrics) && new RegExp(`^pg_up\\{target="${target}"\\} 1$`, 'm').test(metrics);
       }, 20_000, 'the checkpoint and pg_up in /metrics');
       const ready = await fetch(`${daemon.url}/readyz`);
       expect(ready.status).toBe(200);
@@ -83,7 +87,7 @@ describe('pgvigil run', () => {
 
   it('keeps retrying an unreachable server with backoff, says so with a hint, and still exits 0 on SIGTERM', async () => {
     const db = join(testTempDir('daemon'), 'pgvigil.db');
-    const daemon = await startDaemon(['--dsn', `postgres://nobody@127.0.0.1:${await freePort()}/postgres`, '--db', db]);
+    const daemon = await startDaemon(['--name', 'orders-primary', '--dsn', `postgres://nobody@127.0.0.1:${await freePort()}/postgres`, '--db', db]);
     try {
       await waitUntil(() => loggedMessage(daemon, /^cannot connect; retrying with backoff$/) !== undefined, 20_000, 'the retry log line');
       const retry = loggedMessage(daemon, /^cannot connect; retrying with backoff$/)!;
@@ -91,7 +95,7 @@ describe('pgvigil run', () => {
       expect(retry.hint).toMatch(/is PostgreSQL running/);
       const ready = await fetch(`${daemon.url}/readyz`);
       expect(ready.status).toBe(503);
-      expect(JSON.stringify(await ready.json())).toMatch(/"aspect":"postgres","target":"default","state":"failing"/);
+      expect(JSON.stringify(await ready.json())).toMatch(/"aspect":"postgres","target":"orders-primary","state":"failing"/);
       expect(daemon.child.exitCode).toBeNull();
       daemon.child.kill('SIGTERM');
       expect(await daemon.exit).toBe(0);

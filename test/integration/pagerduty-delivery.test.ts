@@ -14,6 +14,7 @@ import { AlertStore } from '../../src/store/alert-store.js';
 import { buildHttpApp } from '../../src/http/build-http-app.js';
 import { Metrics } from '../../src/http/metrics.js';
 import { silentLogger } from '../../src/lib/logger.js';
+import { notificationIdentity } from '../../src/notify/identity.js';
 import { Outbox } from '../../src/notify/outbox.js';
 import { PagerDutyNotifier } from '../../src/notify/pagerduty.js';
 import { openStore, type Db } from '../../src/store/open-store.js';
@@ -68,7 +69,11 @@ describe('PagerDuty delivery', () => {
   });
 
   it('triggers an incident on firing and resolves it on resolve, under one dedup key', async () => {
-    current = await rig('deliver', [pd({ sourceFor: (t) => `${t}.db.internal`, clusterFor: () => 'shop' })]);
+    const identity = notificationIdentity({
+      targets: [{ name: 'db1', address: 'db1.db.internal:5432', cluster: 'shop', dsn: null, password: null, log: null }],
+      labels: { env: 'prod' }, externalUrl: 'https://pgvigil.db.internal',
+    });
+    current = await rig('deliver', [pd({ identity })]);
     const { alerts, db } = current;
     const before = receiver.received.length;
     alerts.fire(vacuumAlert('orders'), Date.now());
@@ -77,7 +82,7 @@ describe('PagerDuty delivery', () => {
     expect(trigger).toMatchObject({ status: 202, errors: [] });
     expect(trigger.body).toMatchObject({
       event_action: 'trigger',
-      payload: { source: 'db1.db.internal', severity: 'warning', class: 'vacuum-held-back', component: 'shop', group: 'shop', custom_details: { firing: 1 } },
+      payload: { source: 'db1 (db1.db.internal:5432)', severity: 'warning', class: 'vacuum-held-back', component: 'shop', group: 'shop', custom_details: { env: 'prod', firing: 1 } },
     });
     const key = trigger.body.dedup_key as string;
     expect(receiver.openIncidents().map((i) => i.dedupKey)).toContain(key);

@@ -51,7 +51,7 @@ const verifyFull = (server: PgServer, ca: string) =>
   `postgresql://postgres@${server.host}:${server.port}/postgres?sslmode=verify-full&sslrootcert=${encodeURIComponent(join(dir, `${ca}.crt`))}`;
 
 async function check(dsn: string) {
-  const result = spawnSync(process.execPath, ['bin/pgvigil.js', 'check', '--dsn', dsn, '--db', join(dir, 'check.db'), '--listen', `127.0.0.1:${await freePort()}`], {
+  const result = spawnSync(process.execPath, ['bin/pgvigil.js', 'check', '--name', 'default', '--dsn', dsn, '--db', join(dir, 'check.db'), '--listen', `127.0.0.1:${await freePort()}`], {
     encoding: 'utf8', env: { PATH: process.env.PATH }, timeout: 30_000,
   });
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
@@ -60,7 +60,7 @@ async function check(dsn: string) {
 /** `pgvigil run` until `until` holds over its JSON log lines; then SIGTERM. Returns the lines. */
 async function runUntil(dsn: string, db: string, until: (lines: Array<Record<string, unknown>>) => boolean | Promise<boolean>, what: string) {
   const port = await freePort();
-  const child = spawn(process.execPath, ['bin/pgvigil.js', 'run', '--dsn', dsn, '--db', join(dir, db), '--listen', `127.0.0.1:${port}`], { env: { PATH: process.env.PATH } });
+  const child = spawn(process.execPath, ['bin/pgvigil.js', 'run', '--name', 'default', '--dsn', dsn, '--db', join(dir, db), '--listen', `127.0.0.1:${port}`], { env: { PATH: process.env.PATH } });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => { output += text; });
   child.stderr.setEncoding('utf8').on('data', (text: string) => { output += text; });
