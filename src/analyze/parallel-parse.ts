@@ -37,6 +37,8 @@ export interface ParallelOptions {
   rangeBytes?: number;
   /** The caller only summarizes (analyze-summary.ts): generic events come as runs to `onGenericRun`. */
   summaryOnly?: boolean;
+  /** The target of each file's events (src/analyze/file-targets.ts); default the settings' one. */
+  targets?: ReadonlyMap<string, string>;
 }
 
 /** What one file gave: as SourceParser and readLines report it for a single-threaded run. */
@@ -120,7 +122,7 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   if ('error' in head) throw new Error(head.error);
   const format = head.format;
   Object.assign(file, { firstLine: head.firstLine, format, language: head.translation?.language ?? null });
-  const pipeline = { target: settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
+  const pipeline = { target: options.targets?.get(file.path) ?? settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
   const range = (index: number, rangeBytes: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly'>): PlannedRange => ({
     file, index, rangeBytes, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, runner: null,
   });

@@ -43,7 +43,7 @@ describe('pgvigil analyze --rules', () => {
     expect(report.alerts).toHaveLength(1);
     const [alert] = report.alerts!;
     expect(alert).toMatchObject({
-      rule: 'repack-holds-vacuum', severity: 'warning', target: 'offline', basis: 'log', ended_at: null,
+      rule: 'repack-holds-vacuum', severity: 'warning', target: 'repack-concurrently-holds-back-vacuum', basis: 'log', ended_at: null,
       started_at: '2026-11-30T07:21:00.000Z',
     });
     expect(alert!.summary).toContain('removable cutoff stuck at XID 753');
@@ -138,7 +138,7 @@ describe('pgvigil analyze --rules', () => {
     writeFileSync(file, '');
     expect((await analyzeJson([file], { rules: true })).alerts).toEqual([]);
   });
-  it('says when a file starts well before the files read before it end: logs of several servers read as one', async () => {
+  it('says when a file of one server starts well before the files of that server read before it end', async () => {
     // The same server's log cut in two at a line: its sequel, no warning.
     const lines = readFileSync(REPACK, 'utf8').split('\n');
     let cut = Math.floor(lines.length / 2);
@@ -146,24 +146,34 @@ describe('pgvigil analyze --rules', () => {
     const [first, second] = [path.join(dir, 'first.log'), path.join(dir, 'second.log')];
     writeFileSync(first, `${lines.slice(0, cut).join('\n')}\n`);
     writeFileSync(second, lines.slice(cut).join('\n'));
-    expect((await analyze([first, second], { rules: true, json: true })).stderr).toBe('');
-    // A copy of it covers the same minutes, as a standby's log does.
+    expect((await analyze([first, second], { rules: true, json: true, target: 'db1' })).stderr).toBe('');
+    // A copy of it covers the same minutes, as a standby's log does: its own server, nothing to say.
     const copy = path.join(dir, 'standby.log');
     writeFileSync(copy, readFileSync(REPACK));
-    const { code, stderr } = await analyze([REPACK, copy], { rules: true, json: true });
+    expect((await analyze([REPACK, copy], { rules: true, json: true })).stderr).toBe('');
+    // Given one server's name, they are read one after the other as one server: said.
+    const { code, stderr } = await analyze([REPACK, copy], { rules: true, json: true, target: 'db1' });
     expect(code).toBe(0);
-    expect(stderr).toMatch(/^pgvigil analyze: .*standby\.log starts at 2026-11-30T07:\d\d:\d\d\.\d+Z, before .*repack-concurrently-holds-back-vacuum\.log ends \(.*\): logs of several servers\?/);
+    expect(stderr).toMatch(/^pgvigil analyze: .*standby\.log starts at 2026-11-30T07:\d\d:\d\d\.\d+Z, before .*repack-concurrently-holds-back-vacuum\.log ends \(.*\), and both are read as server db1: logs of several servers\? give each its own with --target name=FILE/);
     // Without --rules the order of reading changes no judgement: nothing to say.
-    expect((await analyze([REPACK, copy], { json: true })).stderr).toBe('');
+    expect((await analyze([REPACK, copy], { json: true, target: 'db1' })).stderr).toBe('');
+  });
+
+  it('refuses a --target naming a file it is not given, with exit 2', async () => {
+    const { code, stderr } = await analyze([REPACK], { rules: true, target: ['db1=elsewhere.log'] });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^pgvigil analyze: --target db1=elsewhere\.log: elsewhere\.log is not among the files analyzed/);
   });
 
   it('allows a rotated file to start within 1 s of the end of the one before', () => {
     const t = Date.parse('2026-11-30T07:00:00Z');
-    expect(overlapWarnings([{ file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t + 599_000, lastMs: t + 900_000 }])).toEqual([]);
-    expect(overlapWarnings([{ file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t + 598_999, lastMs: t + 900_000 }])).toHaveLength(1);
-    // Compared with the latest end so far, not only the file just before.
+    const target = 'db1';
+    expect(overlapWarnings([{ file: 'a', target, firstMs: t, lastMs: t + 600_000 }, { file: 'b', target, firstMs: t + 599_000, lastMs: t + 900_000 }])).toEqual([]);
+    expect(overlapWarnings([{ file: 'a', target, firstMs: t, lastMs: t + 600_000 }, { file: 'b', target, firstMs: t + 598_999, lastMs: t + 900_000 }])).toHaveLength(1);
+    // Compared with the latest end so far of the same server, not only the file just before.
     expect(overlapWarnings([
-      { file: 'a', firstMs: t, lastMs: t + 600_000 }, { file: 'b', firstMs: t - 3_600_000, lastMs: t - 3_000_000 }, { file: 'c', firstMs: t + 100_000, lastMs: t + 200_000 },
+      { file: 'a', target, firstMs: t, lastMs: t + 600_000 }, { file: 'b', target, firstMs: t - 3_600_000, lastMs: t - 3_000_000 },
+      { file: 'x', target: 'db2', firstMs: t - 3_600_000, lastMs: t }, { file: 'c', target, firstMs: t + 100_000, lastMs: t + 200_000 },
     ]).map((w) => w.split(' ')[0])).toEqual(['b', 'c']);
   });
 });

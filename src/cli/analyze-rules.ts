@@ -13,6 +13,15 @@
  *
  * Evidence is cited by position (`{file, line}`): a connection-local TEMP table maps the ids of
  * the notable events to their line, without changing the store's schema.
+ *
+ * Several servers' logs (a primary's and its standby's: one target per server, src/analyze/
+ * file-targets.ts) are read one after the other but judged together, as they happened: their
+ * events are stored first, then the engine steps through the notable events' times in order (the
+ * rules read a window ending at the instant evaluated, so what a later file holds is not seen
+ * early). Each server's role is told by its lines (a standby's recovery conflicts, its `ready to
+ * accept read-only connections`): with standbys and at most one primary, the servers are one
+ * cluster, as `cluster` in the daemon's targets config makes them, so a DROP on the primary and a
+ * wait on the standby are read together (clusterOf in rule-view.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -25,6 +34,7 @@ import { isNotable } from '../report/incident-report.js';
 import { RULES_DEFAULTS, buildRules } from '../rules/catalog.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Rule } from '../rules/rule.js';
+import type { TargetInfo } from '../rules/rule-view.js';
 import { EventTimeClock, REPLAY_DEFAULTS, ReplayStepper } from '../rules/replay.js';
 import { StoreRuleViewSource } from '../rules/store-rule-view.js';
 import { AlertStore } from '../store/alert-store.js';
@@ -45,25 +55,27 @@ const SEQUEL_TOLERANCE_MS = 1_000;
 /** A file's events' time span, in the order the files were read. */
 export interface FileSpan {
   file: string;
+  target: string;
   firstMs: number;
   lastMs: number;
 }
 
 /**
- * Files that start well before the end of those read before them: logs of several servers (a
- * primary and its standby) or of overlapping hours, which the replay reads one after the other
- * as one target, so their events are judged late (docs/rules.md). One sentence per such file.
+ * Files of one target that start well before the end of those read before them: logs of several
+ * servers given one name (--target), or of overlapping hours, which the replay reads one after
+ * the other as one server, so their events are judged late (docs/rules.md). One sentence per file.
  */
 export function overlapWarnings(spans: readonly FileSpan[]): string[] {
   const warnings: string[] = [];
-  let latest: FileSpan | null = null;
+  const latest = new Map<string, FileSpan>();
   for (const span of spans) {
-    if (latest !== null && span.firstMs < latest.lastMs - SEQUEL_TOLERANCE_MS) {
-      warnings.push(`${span.file} starts at ${iso(span.firstMs)}, before ${latest.file} ends (${iso(latest.lastMs)}): ` +
-        'logs of several servers? --rules reads the files one after the other, as one server, so an incident in this one is judged ' +
-        `only where it meets the end of ${latest.file}; for logs that overlap by hours, cut them to the incident's time range (docs/rules.md)`);
+    const before = latest.get(span.target);
+    if (before !== undefined && span.firstMs < before.lastMs - SEQUEL_TOLERANCE_MS) {
+      warnings.push(`${span.file} starts at ${iso(span.firstMs)}, before ${before.file} ends (${iso(before.lastMs)}), and both are read as server ${span.target}: ` +
+        'logs of several servers? give each its own with --target name=FILE; for one server\'s logs that overlap by hours, ' +
+        `an incident in this one is judged only where it meets the end of ${before.file} (docs/rules.md)`);
     }
-    if (latest === null || span.lastMs > latest.lastMs) latest = span;
+    if (before === undefined || span.lastMs > before.lastMs) latest.set(span.target, span);
   }
   return warnings;
 }
@@ -85,17 +97,23 @@ export class OfflineRules {
   private pending: AnyLogEvent[] = [];
   /** Each file's span, in reading order; the last one is the file being read. */
   private readonly spans: FileSpan[] = [];
+  /** The servers read, with the cluster they are found to form (at the end, for several). */
+  private readonly targets: TargetInfo[];
+  /** Several servers: the notable events' times, stepped through in order at the end. */
+  private readonly deferred: { notableMs: number[]; lastMs: number } | null;
+  /** Servers whose lines show them in recovery. */
+  private readonly standbys = new Set<string>();
 
   /**
    * `store`: the --db store, which takes every event; without it a temporary store that takes the
    * notable events only.
    */
-  static open(store: OfflineRulesStore | null, target: string, log: Logger): OfflineRules {
-    if (store) return new OfflineRules(store.db, store.writer, 'every event', target, log, null);
+  static open(store: OfflineRulesStore | null, targets: readonly string[], log: Logger): OfflineRules {
+    if (store) return new OfflineRules(store.db, store.writer, 'every event', targets, log, null);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-replay-'));
     try {
       const db = openStore(path.join(dir, 'replay.sqlite'));
-      return new OfflineRules(db, new StoreWriter(db, new EventTimeClock(), log), 'notable events', target, log, dir);
+      return new OfflineRules(db, new StoreWriter(db, new EventTimeClock(), log), 'notable events', targets, log, dir);
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
@@ -106,7 +124,7 @@ export class OfflineRules {
     private readonly db: Db,
     private readonly writer: StoreWriter,
     private readonly ingest: 'every event' | 'notable events',
-    target: string,
+    targets: readonly string[],
     log: Logger,
     private readonly tempDir: string | null,
   ) {
@@ -124,9 +142,11 @@ export class OfflineRules {
     this.alerts = new AlertStore(db, []);
     this.alerts.onTransition(({ alert }) => this.alertIds.add(alert.id));
     this.rules = buildRules(options);
+    this.targets = [...new Set(targets)].map((name) => ({ name, cluster: null }));
+    this.deferred = this.targets.length > 1 ? { notableMs: [], lastMs: -Infinity } : null;
     // Only this writer changes the store during the replay: its flushes are the store's versions.
     this.views = new StoreRuleViewSource(db, {
-      targets: [{ name: target, cluster: null }], staleAfterMs: options.staleAfterMs, dataVersion: () => storeVersion,
+      targets: this.targets, staleAfterMs: options.staleAfterMs, dataVersion: () => storeVersion,
     });
     this.engine = new RuleEngine({
       rules: this.rules,
@@ -145,9 +165,15 @@ export class OfflineRules {
 
   /** Each event of the log, in reading order. */
   add(event: AnyLogEvent): void {
-    this.spanOf(event.source.file, event.tsMs);
+    this.spanOf(event);
     const notable = isNotable(event);
-    this.stepper.beforeEvent(event.tsMs, notable);
+    if (showsStandby(event)) this.standbys.add(event.target);
+    if (this.deferred) {
+      if (notable) this.deferred.notableMs.push(event.tsMs);
+      this.deferred.lastMs = Math.max(this.deferred.lastMs, event.tsMs);
+    } else {
+      this.stepper.beforeEvent(event.tsMs, notable);
+    }
     if (this.ingest === 'notable events' && !notable) return;
     this.pending.push(event);
     if (this.pending.length >= BATCH_EVENTS) this.handOver();
@@ -155,6 +181,7 @@ export class OfflineRules {
 
   /** After the last event: the final evaluation, then every alert the replay raised, oldest first. */
   finish(): OfflineAlert[] {
+    if (this.deferred) this.stepThroughStored(this.deferred);
     this.stepper.finish();
     const endMs = this.stepper.lastEvaluatedMs;
     if (endMs !== null) this.endGoneConditions(endMs);
@@ -166,9 +193,25 @@ export class OfflineRules {
     return overlapWarnings(this.spans);
   }
 
-  private spanOf(file: string, tsMs: number): void {
+  /**
+   * Several servers: every event is stored; the engine steps through the notable events' times in
+   * order, then to the last event of any server. Servers one cluster first (see the file's head).
+   */
+  private stepThroughStored(deferred: { notableMs: number[]; lastMs: number }): void {
+    this.commit();
+    const primaries = this.targets.filter((t) => !this.standbys.has(t.name));
+    if (this.standbys.size > 0 && primaries.length <= 1) {
+      const cluster = primaries[0]?.name ?? this.targets[0]!.name;
+      for (const t of this.targets) t.cluster = cluster;
+    }
+    const times = Float64Array.from(deferred.notableMs).sort();
+    for (const tsMs of times) this.stepper.beforeEvent(tsMs, true);
+    if (deferred.lastMs > (times.at(-1) ?? -Infinity)) this.stepper.beforeEvent(deferred.lastMs, false);
+  }
+
+  private spanOf({ source: { file }, target, tsMs }: AnyLogEvent): void {
     let span = this.spans.at(-1);
-    if (span?.file !== file) this.spans.push((span = { file, firstMs: tsMs, lastMs: tsMs }));
+    if (span?.file !== file) this.spans.push((span = { file, target, firstMs: tsMs, lastMs: tsMs }));
     if (tsMs < span.firstMs) span.firstMs = tsMs;
     if (tsMs > span.lastMs) span.lastMs = tsMs;
   }
@@ -231,6 +274,12 @@ export class OfflineRules {
       },
     };
   }
+}
+
+/** Lines only a server in recovery logs: its startup process's and its queries' recovery conflicts, read-only readiness. */
+function showsStandby(event: AnyLogEvent): boolean {
+  return event.kind === 'recovery_conflict' || event.kind === 'recovery_conflict_wait' ||
+    (event.kind === 'server_restart' && event.details.phase === 'ready' && event.details.read_only === true);
 }
 
 function iso(ms: number): string {

@@ -30,6 +30,7 @@ import { AnalyzeProgress } from './analyze-progress.js';
 import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 import { offlineLanguage } from '../parsers/lang/index.js';
+import { parseTargetSpec, targetsOfFiles } from '../analyze/file-targets.js';
 import { isKnownTimeZone } from '../parsers/timestamp.js';
 
 export interface AnalyzeOptions {
@@ -39,8 +40,11 @@ export interface AnalyzeOptions {
   json?: boolean;
   events?: boolean;
   db?: string;
-  /** Target name stamped on events (stored with --db). */
-  target?: string;
+  /**
+   * The server each file is the log of (stamped on its events, stored with --db): `name=FILE`, or
+   * `name` for every file not named; by default the file's name (src/analyze/file-targets.ts).
+   */
+  target?: string | readonly string[];
   /** Replay the rules over the log and report their alerts. */
   rules?: boolean;
   /** Statement text kept in what is printed and stored (src/lib/redact.ts). */
@@ -79,10 +83,18 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     io.stderr.write(`pgvigil analyze: ${(err as Error).message}\n`);
     return EXIT.FAILURE;
   }
+  let targets: Map<string, string>;
+  try {
+    targets = targetsOfFiles(files, [options.target ?? []].flat().map(parseTargetSpec));
+  } catch (err) {
+    io.stderr.write(`pgvigil analyze: ${(err as Error).message}\n`);
+    return EXIT.USAGE;
+  }
   const language = offlineLanguage(options.lang);
   if (language.problem !== null) io.stderr.write(`pgvigil analyze: ${language.problem}\n`);
+  // The target given to what reads several files at once (their heads); each file is parsed as its own.
   const settings: ParserSettings = {
-    target: options.target ?? 'offline', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz, language: language.setting,
+    target: targets.get(files[0] ?? '') ?? 'stdin', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz, language: language.setting,
   };
   const summary = new AnalyzeSummaryBuilder();
   const output = new BufferedOutput(io.stdout);
@@ -94,7 +106,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
   const opened = options.db ? await openStoreWriter(options.db, await storeLogger(io)) : null;
   const store = opened?.writer ?? null;
-  const rules = options.rules ? await openOfflineRules(opened, settings.target, await storeLogger(io)) : null;
+  const rules = options.rules ? await openOfflineRules(opened, [...targets.values()], await storeLogger(io)) : null;
   let storeError: string | null = null;
   const reports: AnalyzeFileReport[] = [];
   let totals: PipelineStats | null = null;
@@ -134,7 +146,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     const ordered = orderByFirstTimestamp(files, heads);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly }, {
+      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly, targets }, {
         onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run),
         afterBatch: (inputBytes) => {
           progress?.update(inputBytes);
@@ -163,7 +175,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     for (const file of jobs > 1 ? [] : ordered) {
       const report: AnalyzeFileReport = { path: file, format: null, prefix: null, bytes: 0, lines: 0, error: null };
       reports.push(report);
-      const parser = new SourceParser(settings, log);
+      const parser = new SourceParser({ ...settings, target: targets.get(file)! }, log);
       parser.openFile(file);
       // A variable, not a look-up in firstLines for every line of the file.
       let firstLine: string | null = null;
@@ -320,9 +332,9 @@ async function openStoreWriter(file: string, log: Logger): Promise<{ db: Db; wri
 }
 
 /** Loaded only with --rules, like the store. */
-async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, target: string, log: Logger): Promise<OfflineRules> {
+async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, targets: readonly string[], log: Logger): Promise<OfflineRules> {
   const { OfflineRules } = await import('./analyze-rules.js');
-  return OfflineRules.open(opened, target, log);
+  return OfflineRules.open(opened, targets, log);
 }
 
 /** Commits what is left and closes; says what could not be stored, if anything. */
@@ -395,6 +407,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
+    .option('--target <name[=file]>', "the server a file is the log of: name=FILE for that file, name for every file not named (repeatable; default: the file's name without extensions and rotation suffix, so a primary's and a standby's logs are two servers)", (value: string, all: string[]) => [...all, value], [] as string[])
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
     .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')

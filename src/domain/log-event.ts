@@ -33,7 +33,7 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface LogEvent<K extends EventKind = EventKind> {
   kind: K;
-  /** Target (server) name from the config; "offline" for `pgvigil analyze` without a target. */
+  /** Target (server) name from the config; for `pgvigil analyze`, --target or the file's name (src/analyze/file-targets.ts). */
   target: string;
   /** Epoch milliseconds; entries without a timestamp take the time they were read. */
   tsMs: number;

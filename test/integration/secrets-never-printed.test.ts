@@ -190,12 +190,12 @@ describe('secrets never printed, served or written by a whole daemon', () => {
     // The same log, offline: analyze prints, stores and replays the rules; then its report.
     const offline = join(dir, 'analyze.db');
     for (const mode of [['--json'], ['--events']]) {
-      const analyzed = pgvigil(['analyze', '--redact', 'literals', '--db', offline, '--rules', ...mode, ...server.logFiles()]);
+      const analyzed = pgvigil(['analyze', '--redact', 'literals', '--db', offline, '--rules', '--target', 'db1', ...mode, ...server.logFiles()]);
       expect(analyzed.code).toBe(EXIT.OK);
       searched.set(`analyze ${mode[0]}`, analyzed.output);
     }
     for (const file of [offline, `${offline}-wal`]) if (existsSync(file)) searched.set(`analyze store file ${file}`, readFileSync(file, 'latin1'));
-    const offlineReport = pgvigil(['report', '--db', offline, '--format', 'json', '--from', '1h', '--target', 'offline']);
+    const offlineReport = pgvigil(['report', '--db', offline, '--format', 'json', '--from', '1h', '--target', 'db1']);
     searched.set('report of the analyze store', offlineReport.output);
     // The store (events, alerts, the outbox's payloads) is read back by the API and reports.
     for (const file of [db, `${db}-wal`]) if (existsSync(file)) searched.set(`store file ${file}`, readFileSync(file, 'latin1'));
