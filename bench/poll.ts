@@ -15,25 +15,20 @@
  * (/proc/<pid>/stat). BENCH_RUNS alternated runs (default 15: full cycle, scrape, rare cycle);
  * medians, ranges and per-pair ratios.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { parse, stringify } from 'yaml';
 import { createCollectors, type Collector } from '../src/collectors/index.js';
 import { systemClock } from '../src/domain/clock.js';
 import { PollScheduler } from '../src/sources/poll-scheduler.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../test/helpers/pg-harness.js';
-import { freePort, waitUntil } from '../test/helpers/pg-processes.js';
+import { waitUntil } from '../test/helpers/pg-processes.js';
 import { envNumber, median } from './lib/measure.js';
+import { cpuSecondsOf, exporterMissing, startExporter } from './lib/postgres-exporter.js';
 import type { Benchmark } from './run.js';
-
-const EXPORTER = '/usr/bin/prometheus-postgres-exporter';
-const EXAMPLE_QUERIES = '/usr/share/doc/prometheus-postgres-exporter/examples/queries.yaml';
-const PER_TABLE_QUERIES = ['pg_stat_user_tables', 'pg_statio_user_tables'];
-const CLOCK_TICKS_PER_SECOND = 100;
 
 function say(msg: string): void {
   process.stdout.write(`${msg}\n`);
@@ -41,21 +36,6 @@ function say(msg: string): void {
 
 const stat = (values: number[], unit = 'ms'): string =>
   `${median(values).toFixed(1)} ${unit} (${Math.min(...values).toFixed(1)}-${Math.max(...values).toFixed(1)})`;
-
-/** CPU seconds (user + system) of a process, or of several, from /proc. */
-function cpuSecondsOf(pids: readonly number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      // Fields after the ")" of comm: utime and stime are the 12th and 13th.
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The process ended between listing and reading: its time is gone with it.
-    }
-  }
-  return ticks / CLOCK_TICKS_PER_SECOND;
-}
 
 /** pids of the server's processes (postmaster and children): the server's cost of being polled. */
 function serverPids(server: PgServer): number[] {
@@ -81,22 +61,6 @@ async function makeDatabases(server: PgServer, databases: number, tables: number
   return names;
 }
 
-async function startExporter(server: PgServer, dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  const examples = parse(readFileSync(EXAMPLE_QUERIES, 'utf8')) as Record<string, unknown>;
-  const queryFile = path.join(dir, 'queries.yaml');
-  writeFileSync(queryFile, stringify(Object.fromEntries(PER_TABLE_QUERIES.map((name) => [name, examples[name]]))));
-  const port = await freePort();
-  const proc = spawn(EXPORTER, [
-    `--web.listen-address=127.0.0.1:${port}`, `--extend.query-path=${queryFile}`, '--auto-discover-databases', '--log.level=error',
-  ], {
-    env: { PATH: process.env.PATH, DATA_SOURCE_NAME: `postgresql://postgres@${server.host}:${server.port}/postgres?sslmode=disable` },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = `http://127.0.0.1:${port}/metrics`;
-  await waitUntil(async () => (await fetch(url)).ok, 20_000, 'postgres_exporter answering');
-  return { url, proc };
-}
-
 /** The cost of one kind of cycle, measured run by run. */
 class CycleStats {
   readonly wall: number[] = [];
@@ -119,9 +83,8 @@ class CycleStats {
 const FULL_CYCLE_MAX_INTERVAL_MS = 60_000;
 
 export async function runPollBench(): Promise<void> {
-  for (const file of [EXPORTER, EXAMPLE_QUERIES]) {
-    if (!existsSync(file)) return say(`skipped: ${file} is missing (apt-get install prometheus-postgres-exporter)`);
-  }
+  const missing = exporterMissing();
+  if (missing) return say(`skipped: ${missing}`);
   const databases = envNumber('BENCH_DATABASES', 10);
   const tables = envNumber('BENCH_TABLES', 5_000);
   const runs = envNumber('BENCH_RUNS', 15);
@@ -165,7 +128,7 @@ export async function runPollBench(): Promise<void> {
     await scheduler.whenIdle();
     const coldMs = performance.now() - coldStarted;
 
-    const exporterStarted = await startExporter(server, dir);
+    const exporterStarted = await startExporter(`postgresql://postgres@${server.host}:${server.port}/postgres?sslmode=disable`, dir);
     exporter = exporterStarted.proc;
     const exporterPid = exporter.pid!;
     for (let i = 0; i < 2; i++) {

@@ -102,7 +102,7 @@ export const RULES = {
   },
   'wraparound-approaching': {
     create: wraparoundApproaching, defaults: WRAPAROUND,
-    needs: needs({ collectors: ['pg_database', 'pg_xmin_horizon'], events: ['wraparound_warning'] }),
+    needs: needs({ collectors: ['pg_database', 'pg_xmin_horizon', 'pg_settings'], events: ['wraparound_warning'] }),
   },
   'replication-slot-danger': {
     create: replicationSlotDanger, defaults: SLOT_DANGER, needs: needs({ collectors: ['pg_replication_slots'], events: ['slot_invalidated'] }),
