@@ -356,11 +356,12 @@ export interface DdlDetails {
  * assign more (`database is not accepting commands ...`).
  */
 export interface WraparoundWarningDetails {
-  counter: 'xid' | 'multixact';
+  /** multixact_member: the members space (2^32 members) runs short before the multixact IDs do. */
+  counter: 'xid' | 'multixact' | 'multixact_member';
   /** null when the server named the database by OID only (it could not look the name up). */
   datname: string | null;
   database_oid: number | null;
-  /** Transactions (or multixacts) left before the wrap limit; null in the ERROR, which has none left. */
+  /** Transactions (multixacts, members) left before the wrap limit; null in the ERROR, which has none left. */
   remaining: number | null;
   /** true for the ERROR: the server no longer assigns new ones. */
   refusing: boolean;

@@ -4,7 +4,7 @@ import { eventOf, MemoryRuleView } from './memory-rule-view.js';
 import { instants, timeline, transitionSteps } from './rule-timeline.js';
 import type { RuleEvent, SeriesData } from './rule-view.js';
 import { NOTATION_STEP_MS as STEP, NOTATION_T0 as T0, seriesOf } from './series-notation.js';
-import { wraparoundApproaching, DEFAULTS } from './wraparound-approaching.js';
+import { levelsFor, wraparoundApproaching, DEFAULTS } from './wraparound-approaching.js';
 
 const at = (step: number) => T0 + step * STEP;
 const rule = wraparoundApproaching(DEFAULTS);
@@ -36,6 +36,49 @@ describe('wraparound-approaching', () => {
       expect(findings.map((f) => f.severity)).toEqual(severity === null ? [] : [severity]);
     });
   }
+
+  describe('judged against the server\'s own autovacuum_freeze_max_age, from its pg_settings sample', () => {
+    const setting = (name: string, value: number) => seriesOf(`pg_settings_${name}`, `${value} ${value} ${value} ${value}`);
+    const raised = setting('autovacuum_freeze_max_age', 1e9);
+
+    it('raised to 1,000,000,000: ages up to it are normal; warning, error, critical further on', () => {
+      expect(levelsFor('xid', [4e8, 1e9, 1.6e9], 1e9)).toEqual([1_286_870_912, 1_443_435_456, 1_600_000_000]);
+      expect(evaluate([xidAge('9e8'), raised])).toEqual([]);
+      expect(evaluate([xidAge('1286870911'), raised])).toEqual([]);
+      const [finding] = evaluate([xidAge('1286870912'), raised]);
+      expect(finding?.severity).toBe('warning');
+      expect(finding?.summary).toMatch(/^database shop is 1,286,870,912 XIDs old \(age\(datfrozenxid\); autovacuum_freeze_max_age is 1,000,000,000\), /);
+      expect(evaluate([xidAge('1.5e9'), raised])[0]?.severity).toBe('error');
+    });
+
+    it('critical no sooner than its failsafe, 1.05 times the setting', () => {
+      expect(levelsFor('xid', [4e8, 1e9, 1.6e9], 1.9e9)[2]).toBe(1_995_000_000);
+    });
+
+    it('the default or a lowered setting keeps the defaults\' numbers', () => {
+      expect(levelsFor('xid', [4e8, 1e9, 1.6e9], 2e8)).toEqual([4e8, 1e9, 1.6e9]);
+      expect(levelsFor('xid', [4e8, 1e9, 1.6e9], 1e8)).toEqual([4e8, 1e9, 1.6e9]);
+      expect(evaluate([xidAge('4e8'), setting('autovacuum_freeze_max_age', 1e8)])[0]?.severity).toBe('warning');
+    });
+
+    it('multixacts against autovacuum_multixact_freeze_max_age', () => {
+      expect(evaluate([mxidAge('9e8'), setting('autovacuum_multixact_freeze_max_age', 1e9)])).toEqual([]);
+      expect(evaluate([mxidAge('9e8'), setting('autovacuum_freeze_max_age', 1e9)])[0]?.severity).toBe('warning');
+    });
+  });
+
+  it('from the log alone: the members space running short is critical, with its own words', () => {
+    const members = warning(1, { counter: 'multixact_member', datname: null, database_oid: 16401, remaining: 9216 });
+    const [finding] = evaluate([], [members]);
+    expect(finding).toMatchObject({ severity: 'critical', labels: { datname: 'OID 16401', counter: 'multixact_member' } });
+    expect(finding?.summary).toBe('the server warns database with OID 16401 must be vacuumed before 9,216 more multixact members are used: ' +
+      'the space every multixact\'s members share runs out before the multixact IDs do');
+  });
+
+  it('names a forgotten logical slot: its catalog_xmin keeps the catalogs, so datfrozenxid, from moving', () => {
+    const slot = seriesOf('pg_xmin_horizon_holder_age_xids{kind="slot_catalog_xmin",scope="catalog",owner="logical_decoding",name="forgotten",pid=""}', '4.2e8');
+    expect(evaluate([xidAge('4.5e8'), slot])[0]?.summary).toMatch(/; the xmin horizon is held by logical decoding slot forgotten, 420,000,000 XIDs old$/);
+  });
 
   it('says how old, against what, how much is left, and names what holds the horizon', () => {
     const holder = seriesOf('pg_xmin_horizon_holder_age_xids{kind="prepared_xact",scope="database",datname="shop",name="tx-42",pid=""}', '4.1e8');

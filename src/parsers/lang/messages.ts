@@ -135,6 +135,7 @@ export const MESSAGES: readonly MessageSpec[] = [
   { id: 'database with OID %u must be vacuumed within %u transactions' },
   { id: 'database "%s" must be vacuumed before %u more MultiXactId is used', plural: 'database "%s" must be vacuumed before %u more MultiXactIds are used' },
   { id: 'database with OID %u must be vacuumed before %u more MultiXactId is used', plural: 'database with OID %u must be vacuumed before %u more MultiXactIds are used' },
+  { id: 'database with OID %u must be vacuumed before %d more multixact member is used', plural: 'database with OID %u must be vacuumed before %d more multixact members are used' },
   { id: 'database is not accepting commands to avoid wraparound data loss in database "%s"' },
   { id: 'database is not accepting commands to avoid wraparound data loss in database with OID %u' },
   { id: 'database is not accepting commands that assign new transaction IDs to avoid wraparound data loss in database "%s"' },
