@@ -1,7 +1,7 @@
 /**
  * The poll scheduler's connections to one target, all databases together: never more than
- * `maxConnections` open at once (collectors.max_connections, default 3), and never one opened
- * while the server has no more than `minFreeConnections` slots left for ordinary roles.
+ * `maxConnections` open at once (collectors.max_connections, default 3), and none opened unless
+ * at least `minFreeConnections` slots stay free for ordinary roles after it.
  *
  * Work asks for a connection to a database (acquire) and gets it through one FIFO queue. A
  * connection already open to that database is handed on first, so two collectors due in the same
@@ -153,7 +153,7 @@ export class ConnectionBudget {
     for (const c of this.connections) {
       if (c.key !== db) continue;
       if (c.busy) c.doomed = true;
-      else this.close(c);
+      else void this.close(c);
     }
   }
 
@@ -210,7 +210,9 @@ export class ConnectionBudget {
   private release(connection: Connection): void {
     connection.busy = false;
     connection.lastUsedMs = this.options.clock.monotonicMs();
-    if (connection.broken || connection.doomed) this.close(connection);
+    // Closed while lent (endAll): nothing to keep.
+    if (!this.connections.has(connection)) return;
+    if (connection.broken || connection.doomed) void this.close(connection);
     else this.closeWhenIdle(connection);
     this.dispatch();
   }
@@ -219,7 +221,7 @@ export class ConnectionBudget {
     const idle = new AbortController();
     connection.idle = idle;
     void this.options.clock.sleep(this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, idle.signal).then(() => {
-      if (!idle.signal.aborted && !connection.busy) this.close(connection);
+      if (!idle.signal.aborted && !connection.busy) void this.close(connection);
     });
   }
 
@@ -286,7 +288,7 @@ export class ConnectionBudget {
     };
     void (async () => {
       try {
-        if (checkOn) await this.checkRoom(checkOn);
+        if (checkOn) await this.checkRoom(checkOn, evict !== null);
         doneChecking();
         if (evict) await this.close(evict);
         evict = null;
@@ -303,14 +305,17 @@ export class ConnectionBudget {
     })();
   }
 
-  /** Throws ServerNearFullError when at most minFreeConnections slots are left for ordinary roles. */
-  private async checkRoom(on: Connection): Promise<void> {
+  /**
+   * Throws ServerNearFullError unless minFreeConnections slots stay free for ordinary roles once
+   * the new connection is open (replacing one of pgvigil's, it takes the slot that one leaves).
+   */
+  private async checkRoom(on: Connection, replacing: boolean): Promise<void> {
     const nowMs = this.options.clock.monotonicMs();
     if (nowMs - this.lastNoRoomMs < NO_ROOM_RECHECK_MS) throw this.noRoom(this.counts.availableSlots ?? 0);
     const [row] = await this.send(on, AVAILABLE_SLOTS_SQL, undefined, DEFAULT_TIMEOUT_MS);
     const available = Number(row?.available);
     this.counts.availableSlots = available;
-    if (available <= this.minFreeConnections) {
+    if (available - (replacing ? 0 : 1) < this.minFreeConnections) {
       this.lastNoRoomMs = nowMs;
       throw this.noRoom(available);
     }

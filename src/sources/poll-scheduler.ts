@@ -71,7 +71,7 @@ export interface PollSchedulerOptions {
   idleTimeoutMs?: number;
   /** At most this many connections to the target, all databases together (default 3, at least 2). */
   maxConnections?: number;
-  /** No connection is opened while this many or fewer slots are left for ordinary roles (default 5). */
+  /** A connection is opened only if this many slots stay free for ordinary roles after it (default 5). */
   minFreeConnections?: number;
   /** Which databases per-database collectors visit (collectors.databases); default all. */
   databases?: DatabasePatterns;
@@ -115,7 +115,7 @@ export const SCHEDULER_METRICS: readonly MetricDef[] = [
   { name: 'pg_postmaster_start_timestamp_seconds', type: 'gauge', help: 'pg_postmaster_start_time(), epoch seconds: a change means a restart.' },
   { name: 'pg_connections_available', type: 'gauge', help: 'Connections ordinary roles can still open: max_connections less the reserved slots and the client backends.' },
   { name: 'pgvigil_poll_connections_open', type: 'gauge', help: "pgvigil's own connections to the target (at most collectors.max_connections)." },
-  { name: 'pgvigil_poll_connects_skipped_total', type: 'counter', help: 'Connections pgvigil did not open because the server had collectors.min_free_connections or fewer slots left.' },
+  { name: 'pgvigil_poll_connects_skipped_total', type: 'counter', help: 'Connections pgvigil did not open: fewer than collectors.min_free_connections slots would have stayed free.' },
   { name: 'pgvigil_poll_connects_skipping', type: 'gauge', help: '1 while pgvigil opens no connection because the server is near max_connections.' },
 ];
 
