@@ -6,6 +6,8 @@ const COLOURS = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948
 const MAX_EVENTS = 2000;
 const MAX_SERIES_LINES = 8;
 const DEFAULT_WINDOW_MS = 6 * 3_600_000;
+/** The longest window the API reads (MAX_WINDOW_MS in src/http/api-routes.ts). */
+const MAX_WINDOW_MS = 31 * 86_400_000;
 
 const state = {
   fromMs: 0,
@@ -351,8 +353,9 @@ function wire() {
     button.addEventListener('click', () => { const now = Date.now(); void setWindow(now - Number(button.dataset.last), now); });
   }
   document.getElementById('zoom-out').addEventListener('click', () => {
-    const span = state.toMs - state.fromMs;
-    void setWindow(state.fromMs - 1.5 * span, state.toMs + 1.5 * span);
+    const span = Math.min(4 * (state.toMs - state.fromMs), MAX_WINDOW_MS);
+    const middle = (state.fromMs + state.toMs) / 2;
+    void setWindow(middle - span / 2, middle + span / 2);
   });
   const filters = document.getElementById('filters');
   filters.addEventListener('change', () => {

@@ -19,6 +19,12 @@ const DAY_MS = 24 * HOUR_MS;
  * daemon's event loop; longer reviews are for `pgvigil report` on the store file.
  */
 const MAX_REPORT_WINDOW_MS = 7 * DAY_MS;
+/**
+ * Longest window of /api/events and /api/series: with the row and point limits, what one request
+ * may make the store read (a month of 5 s samples is ~535k rows a series). The page zooms out no
+ * further (web/timeline.js); longer reviews are for `pgvigil report` on the store file.
+ */
+export const MAX_WINDOW_MS = 31 * DAY_MS;
 const MAX_POINTS_PER_SERIES = 11_000;
 const DEFAULT_POINTS = 500;
 const REPORT_TYPES = { text: 'text/plain', md: 'text/markdown', html: 'text/html' } as const;
@@ -102,8 +108,7 @@ export function registerApiRoutes(app: FastifyInstance, reads: StoreReads, clock
   }, async (request, reply) => {
     const q = request.query;
     // As `pgvigil report`: the last 24 hours unless told otherwise.
-    const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS);
-    if (toMs - fromMs > MAX_REPORT_WINDOW_MS) throw new BadRequest('from..to is longer than 7 days: use a shorter window, or `pgvigil report` on the store file');
+    const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS, MAX_REPORT_WINDOW_MS);
     const report = await reads.incidentReport({ fromMs, toMs, target: q.target ?? null });
     if (q.format === 'json') return report;
     return reply.type(`${REPORT_TYPES[q.format]}; charset=utf-8`).send(renderIncidentReport(report, q.format));
@@ -118,10 +123,13 @@ export function registerApiRoutes(app: FastifyInstance, reads: StoreReads, clock
   });
 }
 
-/** from/to of a query: to defaults to now, from to `defaultWindowMs` (an hour) before to. */
-function timeRange(q: { from?: string; to?: string }, nowMs: number, defaultWindowMs = HOUR_MS): { fromMs: number; toMs: number } {
+/** from/to of a query: to defaults to now, from to `defaultWindowMs` (an hour) before to; at most `maxWindowMs` apart. */
+function timeRange(q: { from?: string; to?: string }, nowMs: number, defaultWindowMs = HOUR_MS, maxWindowMs = MAX_WINDOW_MS): { fromMs: number; toMs: number } {
   const toMs = parseTime('to', q.to, nowMs, nowMs);
   const fromMs = parseTime('from', q.from, toMs - defaultWindowMs, nowMs);
   checkRange(fromMs, toMs);
+  if (toMs - fromMs > maxWindowMs) {
+    throw new BadRequest(`from..to is longer than ${maxWindowMs / DAY_MS} days: use a shorter window, or \`pgvigil report\` on the store file`);
+  }
   return { fromMs, toMs };
 }

@@ -9,6 +9,7 @@ import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
 import { StoreQueries } from '../store/queries.js';
 import { StoreWriter } from '../store/store-writer.js';
+import { MAX_WINDOW_MS } from './api-routes.js';
 import { buildHttpApp, type HttpAppOptions } from './build-http-app.js';
 import { Metrics } from './metrics.js';
 import type { ReadinessSources } from './readiness.js';
@@ -168,6 +169,12 @@ describe('HTTP app', () => {
     expect(other.body).toMatchObject({ target: 'db2', alerts: [], timeline: [] });
   });
 
+  it('has the page zoom out no further than the API reads', async () => {
+    const script = String((await get('/ui/timeline.js')).body);
+    const days = /^const MAX_WINDOW_MS = (\d+) \* 86_400_000;$/m.exec(script)?.[1];
+    expect(Number(days) * 86_400_000).toBe(MAX_WINDOW_MS);
+  });
+
   it('serves the timeline page and its assets from the package, uPlot included', async () => {
     const page = await get('/');
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -179,6 +186,8 @@ describe('HTTP app', () => {
 
   it.each([
     ['/api/report?from=now-8d', /longer than 7 days/],
+    ['/api/events?from=now-32d', /longer than 31 days: use a shorter window/],
+    ['/api/series?name=pg_x&from=now-32d&step=1d', /longer than 31 days/],
     ['/api/report?format=pdf', /format/],
     ['/api/report?form=now-1h', /must NOT have additional properties/],
     ['/api/events?kind=vacuum', /kind/],
@@ -234,8 +243,13 @@ describe('HTTP app readiness', () => {
 });
 
 describe('HTTP app token', () => {
-  it('refuses to listen beyond loopback without a token', async () => {
-    await expect(build({ listenHost: '0.0.0.0' })).rejects.toThrow(/http_token_file/);
+  it('beyond loopback without a token, serves /metrics to every host and the API to this host only', async () => {
+    const { app } = await build({ listenHost: '0.0.0.0' });
+    const status = async (url: string, remoteAddress: string) => (await app.inject({ url, remoteAddress, headers: { host: remoteAddress === '127.0.0.1' ? 'localhost:9899' : 'db1.example.net:9899' } })).statusCode;
+    expect(await status('/metrics', '10.0.0.7')).toBe(200);
+    expect(await status('/api/events', '10.0.0.7')).toBe(403);
+    expect(await status('/api/events', '127.0.0.1')).toBe(200);
+    await app.close();
   });
 
   it('serves every route without a token beyond loopback when allowUnauthenticated is set', async () => {

@@ -186,4 +186,10 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (channel, dedup_key)
   ) WITHOUT ROWID;
   `,
+  // 8: an index for every filter /api/events offers (issue #24): by database and by target, each
+  // with the time, so a filter on a quiet database reads its own events, not the window's all.
+  `
+  CREATE INDEX events_by_database_time ON events (database, ts_ms);
+  CREATE INDEX events_by_target_time ON events (target, ts_ms);
+  `,
 ];

@@ -39,6 +39,32 @@ describe('StoreQueries.events', () => {
     expect(first).toMatchObject({ kind: 'deadlock', database: 'shop', user: 'app', details: { processes: [] }, sourceOffset: T0 + 1 });
   });
 
+  it('reads each filter the API offers through an index on it and the time', () => {
+    const { db, queries } = setup();
+    /** The plan of the statement queries.events prepares for `filter`. */
+    const planOf = (filter: Partial<Parameters<StoreQueries['events']>[0]>): string => {
+      const prepare = db.prepare.bind(db);
+      let sql = '';
+      const spy = (text: string) => {
+        sql = text;
+        return prepare(text);
+      };
+      Object.assign(db, { prepare: spy });
+      try {
+        queries.events({ fromMs: T0, toMs: T0 + 1, limit: 10, ...filter });
+      } finally {
+        Object.assign(db, { prepare });
+      }
+      const params = [T0, T0 + 1, ...Object.values(filter), 10];
+      return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail).join('; ');
+    };
+    expect(planOf({})).toMatch(/USING INDEX events_by_time \(ts_ms>\? AND ts_ms<\?\)/);
+    expect(planOf({ kind: 'deadlock' })).toMatch(/USING INDEX events_by_kind_time \(kind=\? AND ts_ms>\? AND ts_ms<\?\)/);
+    expect(planOf({ database: 'shop' })).toMatch(/USING INDEX events_by_database_time \(database=\? AND ts_ms>\? AND ts_ms<\?\)/);
+    expect(planOf({ target: 'db1' })).toMatch(/USING INDEX events_by_target_time \(target=\? AND ts_ms>\? AND ts_ms<\?\)/);
+    expect(planOf({ database: 'shop', target: 'db1' })).toMatch(/USING INDEX events_by_(database|target)_time \(\w+=\? AND ts_ms>\? AND ts_ms<\?\)/);
+  });
+
   it('shows the raw text of details that are not JSON instead of failing', () => {
     const { db, writer, queries } = setup();
     writer.enqueue({ events: [event(T0, 'generic', 'shop')] });
