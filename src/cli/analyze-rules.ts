@@ -194,7 +194,7 @@ export class OfflineRules {
   }
 
   /**
-   * Several servers: every event is stored; the engine steps through the notable events' times in
+   * Several servers: the events are stored; the engine steps through the notable events' times in
    * order, then to the last event of any server. Servers one cluster first (see the file's head).
    */
   private stepThroughStored(deferred: { notableMs: number[]; lastMs: number }): void {
@@ -245,6 +245,8 @@ export class OfflineRules {
     if (this.pending.length === 0) return;
     this.writer.enqueue({ events: this.pending });
     this.pending = [];
+    // Nothing evaluates (and commits) until every server's log is read: memory stays bounded.
+    if (this.deferred) this.writer.flush();
   }
 
   private commit(): void {
