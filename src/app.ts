@@ -109,7 +109,9 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
     async start() {
       log.info({ version: PGVIGIL_VERSION, db: db.name, targets: config.targets.map((t) => t.name) }, 'pgvigil starting');
       if (config.httpToken === null && !isLoopback(config.listen.host)) {
-        log.warn({ listen: `${config.listen.host}:${config.listen.port}` }, 'http.allow_unauthenticated: /api and /readyz are served without a token to every host that can reach this address');
+        const listen = `${config.listen.host}:${config.listen.port}`;
+        if (config.httpAllowUnauthenticated) log.warn({ listen }, 'http.allow_unauthenticated: /api and /readyz are served without a token to every host that can reach this address');
+        else log.info({ listen }, '/metrics and /healthz are served to every host; the API, /readyz and the page to this host only (as localhost), until http_token_file is set');
       }
       const app = await buildHttpApp({
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, metricsToken: config.httpMetricsToken, tls: config.httpTls,

@@ -61,9 +61,11 @@ async function checkListen(config: Config): Promise<CheckResult> {
   if (bindError) {
     return { aspect: 'listen', state: 'fail', message: `cannot listen on ${address}: ${bindError.message}`, hint: 'is another pgvigil running? choose another address with --listen' };
   }
-  if (!isLoopback(host) && !config.httpToken) {
-    // Only with http.allow_unauthenticated: the configuration refuses this otherwise.
+  if (!isLoopback(host) && !config.httpToken && config.httpAllowUnauthenticated) {
     return { aspect: 'listen', state: 'warn', message: `${address} is reachable from other hosts and the API has no token (http.allow_unauthenticated)`, hint: 'set http_token_file unless everyone who can reach this address may read what pgvigil stores' };
+  }
+  if (!isLoopback(host) && !config.httpToken) {
+    return { aspect: 'listen', state: 'ok', message: `${address} is free; /metrics and /healthz for every host, the API and the page for this host only (no http_token_file)` };
   }
   return { aspect: 'listen', state: 'ok', message: `${address} is free` };
 }

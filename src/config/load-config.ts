@@ -222,12 +222,6 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     problems.push({ path: 'http.metrics_token_file', message: `the token must be at least ${MIN_HTTP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32 > ${raw.http.metrics_token_file})`, value: raw.http.metrics_token_file });
   }
   const httpTls = resolveHttpTls(raw.http.tls, problems);
-  if (!isLoopback(host) && raw.http_token_file === null && !raw.http.allow_unauthenticated) {
-    problems.push({
-      path: 'http_token_file',
-      message: `listen ${raw.listen} is reachable from other hosts and the API would have no token: set http_token_file, listen on 127.0.0.1, or set http.allow_unauthenticated: true to serve it without one`,
-    });
-  }
 
   const pd = raw.notify.pagerduty;
   const routingKey = pd ? secret('notify.pagerduty.routing_key', pd.routing_key, pd.routing_key_file, env.PGVIGIL_PAGERDUTY_ROUTING_KEY) : null;

@@ -15,6 +15,7 @@ import type { MetricsEncoding } from './metrics.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
 import { requireLoopbackHost } from './host-check.js';
+import { serveApiToThisHostOnly } from './this-host-only.js';
 import { readiness, type ReadinessSources } from './readiness.js';
 import { registerTimelinePage } from './timeline-page.js';
 
@@ -25,7 +26,7 @@ export interface HttpAppOptions {
   /** /readyz; none: no route (`pgvigil serve` has no writer, poller or tailer to report on). */
   readiness?: ReadinessSources;
   clock: Clock;
-  /** Where the app will listen; a non-loopback host requires a token. */
+  /** Where the app will listen; on a non-loopback host without a token the API serves this host only (this-host-only.ts). */
   listenHost: string;
   /** Bearer token of the API (read with readTokenFile); null for none. */
   token: string | null;
@@ -39,10 +40,6 @@ export interface HttpAppOptions {
 }
 
 export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInstance> {
-  // The config check refuses this first (exit 2); this guards every other caller.
-  if (options.token === null && !isLoopback(options.listenHost) && options.allowUnauthenticated !== true) {
-    throw new Error(`listen host ${options.listenHost} is not a loopback address: set http_token_file so the API is not open to the network (or listen on 127.0.0.1, or set http.allow_unauthenticated: true)`);
-  }
   const app: FastifyInstance = Fastify({
     ...(options.tls ? { https: { cert: options.tls.cert, key: options.tls.key } } : {}),
     loggerInstance: (options.logger ?? silentLogger()) as FastifyBaseLogger,
@@ -56,6 +53,8 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
   });
   // First: a request a page of another site made does not even learn whether a token is needed.
   requireLoopbackHost(app, options.listenHost);
+  // A network address without a token: /metrics to everyone, the API to this host alone.
+  if (options.token === null && !isLoopback(options.listenHost) && options.allowUnauthenticated !== true) serveApiToThisHostOnly(app, options.listenHost);
   requireBearer(app, { api: options.token, metrics: options.metricsToken ?? null }, { secure: Boolean(options.tls) });
 
   app.get('/healthz', async () => ({ status: 'alive' }));

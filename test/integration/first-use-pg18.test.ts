@@ -43,7 +43,7 @@ describe('first use against PostgreSQL 18', () => {
   afterAll(() => destroyAllServers());
 
   async function connectionCheck(dsn: string): Promise<CheckResult> {
-    const config = loadConfig({ env: {}, flags: { dsn, db: path.join(dir, 'pgvigil.db'), listen: `127.0.0.1:${await freePort()}` } });
+    const config = loadConfig({ env: {}, flags: { name: 'default', dsn, db: path.join(dir, 'pgvigil.db'), listen: `127.0.0.1:${await freePort()}` } });
     const result = (await runChecks(config)).find((r) => r.aspect === 'default: connection');
     if (!result) throw new Error('no connection check');
     return result;

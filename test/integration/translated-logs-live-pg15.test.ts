@@ -33,7 +33,7 @@ describeWithTool('pg15', 'a live PostgreSQL 15 logging in German', () => {
   afterAll(() => destroyAllServers(), 60_000);
 
   it('pgvigil check says the log is read in German', async () => {
-    const config = loadConfig({ env: {}, flags: { dsn: server.dsn(), db: path.join(dir, 'check.db'), listen: `127.0.0.1:${await freePort()}` } });
+    const config = loadConfig({ env: {}, flags: { name: 'default', dsn: server.dsn(), db: path.join(dir, 'check.db'), listen: `127.0.0.1:${await freePort()}` } });
     const result = (await runChecks(config)).find((r) => r.aspect === 'default: log language');
     expect(result).toEqual({ aspect: 'default: log language', state: 'ok', message: `lc_messages "${LOCALE}": the log is read in de with the PostgreSQL 15 message catalog` });
   });
