@@ -1,5 +1,5 @@
 /**
- * The replay, lock-queue, crash and parallel-autovacuum rules over real logs alone, as
+ * The replay, lock-queue, crash, wraparound and parallel-autovacuum rules over real logs alone, as
  * `pgvigil analyze --rules` runs them: the golden events of recorded fixtures
  * (test/fixtures/logs/<case>/expected.ndjson, written by real PostgreSQL 15, 18 and 19 servers),
  * no samples at all. What each rule can say from the log is asserted; an alert that cites no
@@ -17,6 +17,7 @@ import { replayStalledOnUnlink } from '../../src/rules/replay-stalled-on-unlink.
 import type { Rule } from '../../src/rules/rule.js';
 import type { RuleEvent, TargetInfo } from '../../src/rules/rule-view.js';
 import { serverCrashed } from '../../src/rules/server-crashed.js';
+import { wraparoundApproaching } from '../../src/rules/wraparound-approaching.js';
 import { ddlDetails } from '../../src/rules/test-events.js';
 import { EXPECTED_FILE, FIXTURES_DIR } from '../helpers/scenarios/fixture-case.js';
 
@@ -125,6 +126,15 @@ describe('lock queues, crashes and parallel autovacuum from the log alone', () =
         /^the whole server died without logging why .*: no crash or shutdown line before its start at \d\d:\d\d:\d\d UTC, which found it not properly shut down \(last known up at [\d-]+ [\d:]+ UTC\) and ran crash recovery; it accepts connections again$/,
       );
       expect(findings[0]!.evidence.facts).toMatchObject({ process_type: 'postmaster', crashes: 1 });
+    });
+  }
+
+  for (const name of ['pg15-stderr-multixact-members-run-short', 'pg15-csvlog-multixact-members-run-short']) {
+    it(`the multixact members space running short, from the server's warning alone (${name})`, () => {
+      const events = goldenEvents(name, 'primary');
+      const [finding] = evaluate(wraparoundApproaching(), events, events[events.length - 1]!.tsMs);
+      expect(finding).toMatchObject({ severity: 'critical', labels: { datname: 'OID 1', counter: 'multixact_member' } });
+      expect(finding?.summary).toMatch(/^the server warns database with OID 1 must be vacuumed before 9,218 more multixact members are used: /);
     });
   }
 

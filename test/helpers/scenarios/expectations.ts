@@ -327,6 +327,16 @@ const serverKilledCrashRecovery: Check = (events) => {
   expect(events.some((e) => e.kind === 'server_restart' && ['terminating_others', 'reinitializing'].includes(e.details.phase))).toBe(false);
 };
 
+const multixactMembersRunShort: Check = (events) => {
+  const warning = findEvent(events, 'wraparound_warning', 'the members space warning', (e) => e.details.counter === 'multixact_member');
+  expect(warning.details).toMatchObject({ datname: null, database_oid: expect.any(Number), remaining: expect.any(Number), refusing: false });
+  expect(warning.level).toBe('WARNING');
+  // pg_resetwal needs the server down: a clean stop and start around it.
+  for (const phase of ['shutdown_requested', 'shut_down', 'ready'] as const) {
+    findEvent(events, 'server_restart', `phase ${phase}`, (e) => e.details.phase === phase);
+  }
+};
+
 function parallelVacuum(table: string, launched: (planned: number, launched: number) => void): Check {
   return (events, major) => {
     const vacuum = findEvent(events, 'autovacuum', `${table} with an index pass`, (e) => e.details.table === table && (e.details.index_scans ?? 0) >= 1);
@@ -385,6 +395,7 @@ const CHECKS: Record<string, Check> = {
   'logical-slot-holds-catalogs': logicalSlotHoldsCatalogs,
   'backend-killed-crash-restart': backendKilledCrashRestart,
   'server-killed-crash-recovery': serverKilledCrashRecovery,
+  'multixact-members-run-short': multixactMembersRunShort,
   'parallel-autovacuum': parallelVacuum('parallel_autovacuum', (planned, launched) => {
     expect(planned).toBe(3);
     expect(launched).toBe(planned);

@@ -13,6 +13,7 @@ import type { Scenario } from './scenario.js';
 import { standbyFeedbackHoldsVacuum } from './standby-feedback.js';
 import { logicalSlotHoldsCatalogs } from './logical-slot-catalogs.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
+import { multixactMembersRunShort } from './multixact-members.js';
 import { errorsWithContext, idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -41,6 +42,8 @@ export const SCENARIOS: readonly Scenario[] = [
   logicalSlotHoldsCatalogs,
   backendKilledCrashRestart,
   serverKilledCrashRecovery,
+  // Leaves the members offset near its wrap: after everything else.
+  multixactMembersRunShort,
 ];
 
 export function scenarioByName(name: string): Scenario {

@@ -105,8 +105,12 @@ const CHECKS: Partial<Record<EventKind, KindCheck>> = {
     if (details(e).phase === 'redo_start') return fields(text, e, new RegExp(`redo starts at (${LSN})`), ['lsn'], (s) => s);
     // PG 14+: "system usage: ... elapsed: N s" after the LSN.
     if (details(e).phase === 'redo_done') return [...fields(text, e, new RegExp(`redo done at (${LSN})`), ['lsn'], (s) => s), ...optional(text, e, /elapsed: ([\d.]+) s/, 'elapsed_s')];
+    if (details(e).phase === 'shutdown_requested') return fields(text, e, /received (\w+) shutdown request/, ['shutdown_mode'], (s) => s);
     return [];
   },
+  wraparound_warning: (text, e) => (details(e).refusing
+    ? []
+    : fields(text, e, /must be vacuumed (?:within|before) (\d+)/, ['remaining'])),
   slot_invalidated: (text, e) => [
     ...fields(text, e, /slot \\?"+(\w+)/, ['slot'], (s) => s),
     ...fields(text, e, new RegExp(`restart_lsn (${LSN})`), ['restart_lsn'], (s) => s),
