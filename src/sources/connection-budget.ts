@@ -93,6 +93,7 @@ interface Connection {
 
 interface Waiter {
   key: string;
+  urgent: boolean;
   resolve(connection: Connection): void;
   reject(err: Error): void;
 }
@@ -128,11 +129,16 @@ export class ConnectionBudget {
     for (const w of this.waiters) if (w.key === MAIN) w.key = datname;
   }
 
-  /** A connection to db (null: the DSN's database), when the budget and the server allow one. */
-  acquire(db: string | null): Promise<Lease> {
+  /**
+   * A connection to db (null: the DSN's database), when the budget and the server allow one.
+   * `urgent` work goes ahead of the rest, behind earlier urgent work: a lock wait sampled now must
+   * not wait for a cycle over a thousand databases.
+   */
+  acquire(db: string | null, urgent = false): Promise<Lease> {
     const key = db ?? (this.mainDatabase || MAIN);
     return new Promise<Connection>((resolve, reject) => {
-      this.waiters.push({ key, resolve, reject });
+      const at = urgent ? this.waiters.findIndex((w) => !w.urgent) : -1;
+      this.waiters.splice(at === -1 ? this.waiters.length : at, 0, { key, urgent, resolve, reject });
       this.dispatch();
     }).then((connection) => this.lease(connection));
   }

@@ -571,7 +571,8 @@ export class PollScheduler implements Component {
         query: async (sql, params) => {
           if (!active) return [];
           stats.queries += 1;
-          lease ??= this.connections.acquire(db);
+          // Collectors of what is happening now (lock waits, progress) go ahead of the table statistics.
+          lease ??= this.connections.acquire(db, c.activeDatabasesSql !== undefined);
           return (await lease).query(sql, params, c.timeoutMs);
         },
       });
