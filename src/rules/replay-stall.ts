@@ -125,11 +125,15 @@ function causeOf(view: RuleView, target: string, sinceMs: number, o: StallOption
   if (waitEventType === 'Lock' || waitEventType === 'BufferPin' || waitEvent?.startsWith('RecoveryConflict')) {
     return { kind: 'conflict_sampled', waitEventType: waitEventType ?? '', waitEvent: waitEvent ?? '' };
   }
-  const insideRecord = (view.latest(INSIDE_RECORD, { target })[0]?.value ?? 0) > 0;
+  // PG 19+: how far replay is inside the record it is replaying; not sampled before 19.
+  const inRecord = view.latest(INSIDE_RECORD, { target })[0];
+  const insideRecord = (inRecord?.value ?? 0) > 0;
   // A conflict that ended on a commit dropping relation files: replay went on to unlink them.
   const afterWait = waits.filter((w) => w.details.redo_description?.includes('rels:') ?? false).pop() ?? null;
   const drop = dropBefore(view, target, sinceMs, o);
-  if (drop || afterWait) return { kind: 'unlink', drop, afterWait, insideRecord, certain: insideRecord || afterWait !== null };
+  // Replay between records (PG 19 says so) is not inside a commit's unlinks, whatever was dropped.
+  const betweenRecords = inRecord !== undefined && inRecord.value === 0;
+  if ((drop || afterWait) && !betweenRecords) return { kind: 'unlink', drop, afterWait, insideRecord, certain: insideRecord || afterWait !== null };
   if (insideRecord) return { kind: 'inside_record' };
   return { kind: 'unknown', waitEventType, waitEvent };
 }

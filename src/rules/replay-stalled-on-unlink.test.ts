@@ -80,6 +80,13 @@ describe('replay-stalled-on-unlink', () => {
     expect(finding?.evidence.facts).toMatchObject({ possible: false, inside_one_record: true });
   });
 
+  it('not when PG 19 shows replay between records: the DROP logged before is not what replay stands on', () => {
+    const series = standby(undefined, [seriesOf('pg_stat_recovery_in_record_bytes', '0 0 0 0 0 0', { target: 'standby1' })]);
+    const { unlink, stalled } = firing([drop(1)], 5, series);
+    expect(unlink).toEqual([]);
+    expect(stalled[0]?.evidence.facts.cause).toBe('unknown');
+  });
+
   it('without a logged DROP, a conflict that ended on a commit dropping files names the files', () => {
     const events = [conflictWait(2, 'waiting', 'xact'), conflictWait(4, 'finished', '2026-01-01 00:00:00 UTC; rels: base/16384/16402 base/16384/16405')];
     const [finding] = firing(events, 6).unlink;
