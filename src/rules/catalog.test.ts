@@ -65,7 +65,7 @@ describe('rule catalog', () => {
     } catch (err) {
       expect((err as RulesConfigError).problems).toEqual([
         expect.stringMatching(/^rules\.disabled: unknown rule id "repack-hold-vacuum" \(known: repack-holds-vacuum, /),
-        'rules.thresholds.xmin-horizon-held.warn_age: unknown threshold (allowed: warn_age_xids, error_age_xids)',
+        'rules.thresholds.xmin-horizon-held.warn_age: unknown threshold (allowed: warn_age_xids, min_held_ms, error_age_xids)',
         'rules.thresholds.xmin-horizon-held.error_age_xids: expected a number >= 0, got -1',
         expect.stringMatching(/^rules\.thresholds\.nope: unknown rule id/),
       ]);

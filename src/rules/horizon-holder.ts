@@ -65,8 +65,13 @@ export function describeHolderAndAge(view: RuleView, h: LatestSample): string {
   return `${describeHolder(view, h)}, ${formatCount(h.value ?? 0)} XIDs old`;
 }
 
-/** How long the holder's transaction has been open, as of the view's instant. */
-function openFor(view: RuleView, h: LatestSample): string | null {
+/** How long a session's or prepared transaction's transaction has been open, as of the view's instant; null when not sampled (slots, feedback). */
+export function openForMs(view: RuleView, h: LatestSample): number | null {
   const startS = view.latest(HOLDER_XACT_START, { target: h.target, labels: h.labels })[0]?.value;
-  return startS === undefined || startS === null ? null : formatDuration(view.nowMs - startS * 1000);
+  return startS === undefined || startS === null ? null : view.nowMs - startS * 1000;
+}
+
+function openFor(view: RuleView, h: LatestSample): string | null {
+  const ms = openForMs(view, h);
+  return ms === null ? null : formatDuration(ms);
 }

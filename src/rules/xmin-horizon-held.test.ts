@@ -35,6 +35,14 @@ describe('xmin-horizon-held', () => {
     it(name, () => expect(evaluate(series).length).toBe(fires ? 1 : 0));
   }
 
+  describe('a session\'s hold counts once its transaction has been open for min_held_ms', () => {
+    const openSince = (agoMs: number) => seriesOf(`pg_xmin_horizon_holder_xact_start_timestamp_seconds{${SESSION}}`, `_ _ _ ${(at(3) - agoMs) / 1000}`);
+    it('fires: open exactly min_held_ms', () => expect(evaluate([age(SESSION, '1e6 3e6 5e6 6e6'), openSince(DEFAULTS.minHeldMs)])).toHaveLength(1));
+    it('quiet: open a second less (a burst of XIDs under a short report)', () =>
+      expect(evaluate([age(SESSION, '1e6 3e6 5e6 6e6'), openSince(DEFAULTS.minHeldMs - 1_000)])).toEqual([]));
+    it('fires: standby feedback, which has no start time, by its age alone', () => expect(evaluate([age(FEEDBACK, '1e6 3e6 5e6 6e6')])).toHaveLength(1));
+  });
+
   it('names a session by pid, user@database, state, application and how long its transaction is open', () => {
     const xactStart = seriesOf(`pg_xmin_horizon_holder_xact_start_timestamp_seconds{${SESSION}}`, `_ _ _ ${(T0 - 7_200_000) / 1000}`);
     const [finding] = evaluate([age(SESSION, '1e6 3e6 5e6 6e6'), xactStart]);

@@ -18,7 +18,7 @@
  *   vacuumed: it counts once it is old enough to stop their freezing (error_age_xids).
  */
 import { sampledAsStandby, type LatestSample } from './rule-view.js';
-import { describeHolder, HOLDER_AGE } from './horizon-holder.js';
+import { describeHolder, HOLDER_AGE, openForMs } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { formatCount } from './summary-format.js';
 
@@ -27,11 +27,17 @@ export const ID = 'xmin-horizon-held';
 
 export interface XminHorizonHeldOptions {
   warnAgeXids: number;
+  /**
+   * A session's or prepared transaction's hold counts once its transaction has been open this
+   * long: a burst of XIDs on a busy server ages a two-minute report past warnAgeXids, and that
+   * report ends by itself. Slots and standby feedback have no start time: their age alone counts.
+   */
+  minHeldMs: number;
   /** autovacuum_freeze_max_age's default: past it, anti-wraparound vacuums cannot freeze either. */
   errorAgeXids: number;
 }
 
-export const DEFAULTS: XminHorizonHeldOptions = { warnAgeXids: 5_000_000, errorAgeXids: 200_000_000 };
+export const DEFAULTS: XminHorizonHeldOptions = { warnAgeXids: 5_000_000, minHeldMs: 5 * 60_000, errorAgeXids: 200_000_000 };
 
 export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rule {
   return {
@@ -44,6 +50,8 @@ export function xminHorizonHeld(options: XminHorizonHeldOptions = DEFAULTS): Rul
       for (const s of held) {
         const minAge = s.labels.scope === 'catalog' ? options.errorAgeXids : options.warnAgeXids;
         if (s.value === null || s.value < minAge || sampledAsStandby(view, s.target)) continue;
+        const openMs = openForMs(view, s);
+        if (openMs !== null && openMs < options.minHeldMs) continue;
         byTarget.set(s.target, [...(byTarget.get(s.target) ?? []), s]);
       }
       const findings: Finding[] = [];

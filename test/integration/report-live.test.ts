@@ -44,7 +44,7 @@ describe('historical review of a held xmin horizon on a live PostgreSQL 18', () 
     await server.query('INSERT INTO orders SELECT g, md5(g::text) FROM generate_series(1, 5000) g');
 
     storeFile = path.join(dir, 'store.db');
-    const live = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } }, TARGET, { store: storeFile });
+    const live = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS, minHeldMs: 0 } }, TARGET, { store: storeFile });
     const db = live.db;
     const startMs = Date.now();
     const holder = await openSession(server);

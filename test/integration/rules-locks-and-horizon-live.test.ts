@@ -8,7 +8,7 @@
  *   build_logs stays open, DROP TABLE build_logs queues for ACCESS EXCLUSIVE behind it, and two
  *   readers queue behind the DROP.
  * - xmin-horizon-held: a REPEATABLE READ transaction keeps its snapshot while other sessions burn
- *   XIDs past a lowered warn_age_xids.
+ *   XIDs past a lowered warn_age_xids (and min_held_ms 0: it is held seconds).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
@@ -34,7 +34,7 @@ describe('rules on a live PostgreSQL 18: lock queues behind a DROP, a held xmin 
     });
     // Summaries refresh every 500 ms, so the alert follows the queue as it grows.
     await createMonitorRole(server);
-    rig = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS } });
+    rig = await startLiveRules(server, { 'xmin-horizon-held': { warnAgeXids: WARN_AGE_XIDS, minHeldMs: 0 } });
   });
 
   afterAll(async () => {
