@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectLinear } from '../../test/helpers/linear-time.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
-import { redactEvent, redactLine, redactRowData, redactSample, redactSqlLiterals } from './redact.js';
+import { redactCopyInput, redactEvent, redactLine, redactRowData, redactSample, redactSqlLiterals } from './redact.js';
 
 describe('redactSqlLiterals', () => {
   it.each([
@@ -78,6 +78,20 @@ describe('redactRowData', () => {
     ['a classified event', 'User query might have needed to see row versions (x) that must be removed.', { kind: 'recovery_conflict', level: 'ERROR', sqlstate: null } as const],
   ])('keeps a DETAIL without row data: %s', (_what, detail, event) => expect(redactRowData(detail, event)).toBe(detail));
 
+  it.each([
+    // The line numbers go as numbers do.
+    ['COPY users, line 2: "1,alice@example.com"', 'COPY users, line ?: ?'],
+    ['COPY users, line 2, column email: "alice@example.com"', 'COPY users, line ?, column email: ?'],
+    ['COPY users, Zeile 2, Spalte email: »alice@example.com«', 'COPY users, Zeile ?, Spalte email: ?'],
+    ['COPY users, ligne 2 : « alice@example.com »', 'COPY users, ligne ? : ?'],
+    ['usersのCOPY、行 2: "alice@example.com"', 'usersのCOPY、行 ?: ?'],
+    ['COPY users, line 2', 'COPY users, line ?'],
+  ])('replaces the input a COPY CONTEXT quotes: %s', (context, expected) => {
+    const copy = event('invalid input syntax for type integer: "x"', { classified: false, context });
+    expect(redactEvent(copy, 'literals').details).toMatchObject({ context: expected });
+    expect(JSON.stringify(redactEvent(copy, 'literals'))).not.toContain('alice');
+  });
+
   it('applies to events at literals and statements, and to raw lines', () => {
     const unique = { ...event('duplicate key value violates unique constraint "users_email_key"', { classified: false, detail: 'Key (email)=(alice@example.com) already exists.' }), kind: 'generic', sqlstate: '23505' } as AnyLogEvent;
     for (const level of ['literals', 'statements'] as const) expect(redactEvent(unique, level).details).toMatchObject({ detail: 'Key (email)=(?) already exists.' });
@@ -104,5 +118,9 @@ describe('redactSqlLiterals on adversarial input', () => {
     ['comments opened and never closed', '/* /* x */ '],
   ])('stays linear: %s', (_what, unit) => {
     expectLinear('redactSqlLiterals', (n) => unit.repeat(Math.ceil(n / unit.length)), (sql) => redactSqlLiterals(sql), 128_000);
+  });
+
+  it('stays linear on COPY contexts without a colon', () => {
+    expectLinear('redactCopyInput', (n) => 'COPY '.repeat(Math.ceil(n / 5)), (text) => redactCopyInput(text), 128_000);
   });
 });

@@ -8,7 +8,8 @@
  * - `literals` (the default): in statement text, string literals ('...', E'...', U&'...',
  *   B'...', X'...', $tag$...$tag$), numbers and comments (nested ones too) become `?`; a
  *   `Parameters: $1 = '...'` DETAIL is dropped; the row data a DETAIL quotes (`Key (email)=(?)
- *   already exists.`, `Failing row contains (?).`) is replaced. The statement's shape (commands,
+ *   already exists.`, `Failing row contains (?).`) is replaced, and so is the input line a COPY's
+ *   CONTEXT quotes. The statement's shape (commands,
  *   tables, columns) stays, so the rules that read statements still work.
  * - `statements`: statement text is not kept at all (fields null, the SQL of a statement log line
  *   becomes `?`, the `query` label of polled sessions is removed); parameters are dropped too.
@@ -236,7 +237,7 @@ export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent
   const details: Record<string, unknown> = { ...event.details };
   for (const field of STATEMENT_FIELDS) {
     const value = details[field];
-    if (typeof value === 'string') details[field] = redactText(value, level, field !== 'context');
+    if (typeof value === 'string') details[field] = field === 'context' ? redactText(redactCopyInput(value), level, false) : redactText(value, level);
   }
   if (typeof details.detail === 'string') details.detail = PARAMETERS_DETAIL.test(details.detail) ? null : redactRowData(details.detail, event);
   if (Array.isArray(details.processes)) {
@@ -244,6 +245,20 @@ export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent
   }
   // Same kind, same fields: only string values were replaced (or nulled where the type allows null).
   return { ...event, message: redactMessage(event.message, level), details } as unknown as AnyLogEvent;
+}
+
+/**
+ * A COPY's CONTEXT quotes the input line, or column value, it failed on (`COPY users, line 2,
+ * column email: "alice@example.com"`): in every language the line names COPY and the value
+ * follows its first colon (`Zeile 2: »...«`, `ligne 2 : « ... »`, `%sのCOPY、行 2: "..."`), so
+ * the rest of that line is replaced. In double quotes, the literal stripper would keep it.
+ */
+export function redactCopyInput(context: string): string {
+  if (!context.includes('COPY')) return context;
+  return context.split('\n').map((line) => {
+    const colon = line.indexOf(':', line.indexOf('COPY'));
+    return line.includes('COPY') && colon !== -1 ? `${line.slice(0, colon + 1)} ${PLACEHOLDER}` : line;
+  }).join('\n');
 }
 
 const UNKNOWN_LINE = { kind: 'generic', level: 'ERROR', sqlstate: null } as const;
