@@ -129,3 +129,36 @@ function pgbadgerCounts(report: Record<string, unknown>): Record<string, number>
   for (const [level, n] of Object.entries(byLevel)) if (n > 0 && ['LOG', 'WARNING', 'ERROR', 'FATAL', 'PANIC'].includes(level)) counts[level] = n;
   return counts;
 }
+
+interface CapturedCase {
+  provenance: 'captured';
+  source: string;
+  format: InputFormat;
+  log_file: string;
+  first_event: { pid: number; ts: string; database: string | null; user: string | null; level: string; kind: string; message: string };
+}
+
+const captured = fs.readdirSync(FORMATS_DIR, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map(({ name }) => ({ name, dir: path.join(FORMATS_DIR, name) }))
+  .map((c) => ({ ...c, fixture: JSON.parse(fs.readFileSync(path.join(c.dir, 'case.json'), 'utf8')) as CapturedCase | { provenance: string } }))
+  .filter((c): c is { name: string; dir: string; fixture: CapturedCase } => c.fixture.provenance === 'captured');
+
+// Samples the platforms wrote (test/fixtures/formats/README.md says where each comes from).
+describe('envelope samples captured from the real platforms', () => {
+  it('include CloudNativePG and Cloud Logging', () => {
+    expect(new Set(captured.map((c) => c.fixture.format))).toEqual(new Set(['cnpg', 'cloud-logging']));
+  });
+
+  for (const { name, dir, fixture } of captured) {
+    it(`${name} (${fixture.format})`, async () => {
+      const { events, parser } = await analyzeFile(path.join(dir, fixture.log_file));
+      const detected = parser.format;
+      expect(detected === null ? null : inputFormatName(detected.format, detected.envelope)).toBe(fixture.format);
+      const [first] = events;
+      expect(first && { pid: first.pid, ts: new Date(first.tsMs).toISOString(), database: first.database, user: first.user, level: first.level, kind: first.kind, message: first.message })
+        .toEqual(fixture.first_event);
+      expectGolden(path.join(dir, 'expected.ndjson'), eventsToNdjson(events, dir));
+    });
+  }
+});
