@@ -35,7 +35,8 @@ export function availableVersions(): PgVersion[] {
 }
 
 export async function startPrimary(options: ServerOptions): Promise<PgServer> {
-  return track(await startNewCluster(pgInstall(options.version), options.name ?? 'primary', options.settings ?? {}));
+  // A copy of an initdb'd template: the suite starts dozens of primaries.
+  return track(await startNewCluster(pgInstall(options.version), options.name ?? 'primary', options.settings ?? {}, { fromTemplate: true }));
 }
 
 /**
