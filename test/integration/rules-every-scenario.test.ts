@@ -42,6 +42,8 @@ const ALLOWED: Readonly<Record<string, readonly Allowed[]>> = {
   'log-statement-ddl': [],
   'logical-slot-holds-catalogs': [],
   'logical-slot-invalidated': ['replication-slot-danger'],
+  // The server's own warning that the multixact members space runs out (468fa3f).
+  'multixact-members-run-short': ['wraparound-approaching'],
   'parallel-autovacuum': [],
   'parallel-autovacuum-insert-only': [],
   'parallel-autovacuum-starved': [],
