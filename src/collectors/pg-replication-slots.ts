@@ -26,6 +26,7 @@ SELECT s.slot_name, s.plugin, s.slot_type, s.database, s.temporary, s.active, s.
        ${major >= 16 ? 's.conflicting' : 'NULL::bool AS conflicting'}, -- PG 16+
        ${major >= 17 ? 's.invalidation_reason' : 'NULL::text AS invalidation_reason'}, -- PG 17+
        ${major >= 17 ? 'extract(epoch FROM s.inactive_since)::float8' : 'NULL::float8'} AS inactive_since, -- PG 17+
+       ${major >= 17 ? 's.failover, s.synced' : 'NULL::bool AS failover, NULL::bool AS synced'}, -- PG 17+
        a.backend_type AS active_backend_type, a.leader_pid AS active_leader_pid,
        a.application_name AS active_application_name
 FROM pg_replication_slots s
@@ -36,7 +37,7 @@ ORDER BY s.slot_name`;
 
 const P = 'pg_replication_slots';
 const M = metricDefs(P, {
-  info: gauge('Always 1; labels describe the slot and who owns it (owner; the store also keeps owner_pid: for REPACK its session).'),
+  info: gauge('Always 1; labels describe the slot and who owns it (owner; the store also keeps owner_pid: for REPACK its session); PG 17+ failover, synced.'),
   active: gauge('1 while a process streams from the slot.'),
   active_pid: gauge('PID of the process using the slot (NULL when inactive).'),
   xmin_age_xids: gauge('Age of the slot xmin: holds back vacuum of every table (NULL when unset).'),
@@ -79,6 +80,9 @@ export function mapReplicationSlots(rows: readonly Row[], ctx: MapContext): Samp
       owner_pid: ownership.ownerPid === null ? '' : String(ownership.ownerPid),
       owner_application_name: label(row, 'active_application_name'),
       owner_backend_type: label(row, 'active_backend_type'),
+      // PG 17+: a failover slot, and on a standby its synced copy (never active there until promotion).
+      failover: String(bool(row, 'failover') ?? ''),
+      synced: String(bool(row, 'synced') ?? ''),
     }, 1);
     b.add(M.active, labels, flag(row, 'active'));
     b.add(M.active_pid, labels, num(row, 'active_pid'));

@@ -27,6 +27,7 @@ export const WATCHED_SETTINGS: readonly string[] = [
   'max_replication_slots', 'max_repack_replication_slots', 'max_wal_senders', 'max_slot_wal_keep_size',
   'wal_level', 'effective_wal_level', 'hot_standby', 'hot_standby_feedback',
   'max_standby_streaming_delay', 'max_standby_archive_delay', 'recovery_min_apply_delay', 'wal_keep_size',
+  'wal_receiver_timeout', 'wal_receiver_status_interval',
   'lock_timeout', 'deadlock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout',
   'max_connections', 'track_io_timing', 'track_activities', 'track_counts', 'track_cost_delay_timing',
 ];

@@ -32,7 +32,8 @@ SELECT ${lsnBytes('pg_last_wal_receive_lsn()', 'receive_lsn_bytes')},
        ${lsnBytes('w.latest_end_lsn', 'receiver_latest_end_lsn_bytes')},
        ${epoch('w.last_msg_send_time', 'receiver_last_msg_send_time')},
        ${epoch('w.last_msg_receipt_time', 'receiver_last_msg_receipt_time')},
-       ${epoch('w.latest_end_time', 'receiver_latest_end_time')}${major >= 19 ? `,
+       ${epoch('w.latest_end_time', 'receiver_latest_end_time')},
+       ${epoch('clock_timestamp() - w.last_msg_receipt_time', 'receiver_silent_seconds')}${major >= 19 ? `,
        -- PG 19+: pg_stat_recovery (one row while in recovery)
        ${lsnBytes('rc.last_replayed_read_lsn', 'recovery_last_replayed_read_lsn_bytes')},
        ${lsnBytes('rc.last_replayed_end_lsn', 'recovery_last_replayed_end_lsn_bytes')},
@@ -66,6 +67,7 @@ const W = metricDefs('pg_stat_wal_receiver', {
   last_msg_send_timestamp_seconds: gauge('Send time of the last message from the sender, epoch seconds.'),
   last_msg_receipt_timestamp_seconds: gauge('Receipt time of the last message from the sender, epoch seconds.'),
   latest_end_timestamp_seconds: gauge('Time of the last WAL position reported by the sender, epoch seconds.'),
+  silent_seconds: gauge('Seconds since the last message from the sender, by the standby\'s own clock (so no skew with pgvigil\'s).'),
 });
 const R = metricDefs('pg_stat_recovery', {
   last_replayed_read_lsn_bytes: gauge('Start of the last replayed record (PG 19+).'),
@@ -82,6 +84,7 @@ const RECEIVER_COLUMNS = [
   ['receiver_last_msg_send_time', W.last_msg_send_timestamp_seconds],
   ['receiver_last_msg_receipt_time', W.last_msg_receipt_timestamp_seconds],
   ['receiver_latest_end_time', W.latest_end_timestamp_seconds],
+  ['receiver_silent_seconds', W.silent_seconds],
 ] as const;
 
 /**

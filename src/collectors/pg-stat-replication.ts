@@ -1,7 +1,13 @@
 /**
  * pg_stat_replication, the sending side: one row per walsender (a standby, a logical
- * subscriber, pg_basebackup). LSN positions, write/flush/replay lag as time and as bytes behind
- * this server's WAL position, the standby's feedback xmin. Columns are identical in 13-19.
+ * subscriber, pg_basebackup, pg_receivewal). LSN positions, write/flush/replay lag as time and as
+ * bytes behind this server's WAL position, the standby's feedback xmin. Columns are identical in
+ * 13-19.
+ *
+ * Every series carries `kind`: `logical` for a walsender connected to a database (a subscriber,
+ * pg_recvlogical), `physical` otherwise (a standby, and also pg_basebackup and pg_receivewal,
+ * which stream WAL but replay none: their replay_lsn is NULL). The info series adds the slot the
+ * walsender streams from, if any.
  */
 import type { Sample } from '../domain/index.js';
 import type { Collector, CollectorOptions, MapContext, Row } from './collector.js';
@@ -25,13 +31,17 @@ SELECT r.pid, r.application_name, host(r.client_addr) AS client_addr, r.state, r
        extract(epoch FROM r.flush_lag)::float8 AS flush_lag_seconds,
        extract(epoch FROM r.replay_lag)::float8 AS replay_lag_seconds,
        age(r.backend_xmin) AS backend_xmin_age_xids,
-       extract(epoch FROM r.reply_time)::float8 AS reply_time
+       extract(epoch FROM r.reply_time)::float8 AS reply_time,
+       CASE WHEN a.datname IS NULL THEN 'physical' ELSE 'logical' END AS kind,
+       s.slot_name
 FROM pg_stat_replication r CROSS JOIN pos
+LEFT JOIN pg_stat_activity a ON a.pid = r.pid
+LEFT JOIN pg_replication_slots s ON s.active_pid = r.pid
 ORDER BY r.application_name, r.pid`;
 
 const P = 'pg_stat_replication';
 const M = metricDefs(P, {
-  info: gauge('Always 1; labels give the walsender pid, state and sync_state.'),
+  info: gauge('Always 1; labels give the walsender pid, state, sync_state and the slot it streams from.'),
   sent_lsn_bytes: gauge('Last WAL position sent, as a byte position.'),
   write_lsn_bytes: gauge('Last WAL position the standby wrote.'),
   flush_lsn_bytes: gauge('Last WAL position the standby flushed.'),
@@ -60,12 +70,13 @@ const COLUMNS = [
 export function mapStatReplication(rows: readonly Row[], ctx: MapContext): Sample[] {
   const b = new SampleBuilder(ctx.target, ctx.nowMs);
   for (const row of rows) {
-    const labels = { application_name: label(row, 'application_name'), client_addr: label(row, 'client_addr') };
+    const labels = { application_name: label(row, 'application_name'), client_addr: label(row, 'client_addr'), kind: label(row, 'kind') };
     b.add(M.info, {
       ...labels,
       pid: String(num(row, 'pid') ?? ''),
       state: text(row, 'state') ?? '',
       sync_state: text(row, 'sync_state') ?? '',
+      slot_name: label(row, 'slot_name'),
     }, 1);
     for (const [column, def] of COLUMNS) b.add(def, labels, num(row, column));
   }

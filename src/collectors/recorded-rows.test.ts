@@ -113,6 +113,21 @@ describe('what the recorded rows say', () => {
     expect(find(samples, 'pg_replication_slots_horizon_age_xids', { slot_name: 'idle_subscription' })[0]?.value).toBeNull();
   });
 
+  it.each(MAJORS)('PG %i: the standby\'s walsender is physical and replays; the slots say failover and synced from 17 on', async (major) => {
+    const walsenders = await recorded(major, 'pg_stat_replication');
+    expect(find(walsenders, 'pg_stat_replication_info')[0]?.labels).toMatchObject({ kind: 'physical', slot_name: expect.stringMatching(/^record_standby_/) });
+    expect(find(walsenders, 'pg_stat_replication_replay_lsn_bytes', { kind: 'physical' })[0]?.value).toBeGreaterThan(0);
+    const slots = await recorded(major, 'pg_replication_slots');
+    const known = major >= 17 ? 'false' : '';
+    expect(find(slots, 'pg_replication_slots_info', { slot_name: 'idle_subscription' })[0]?.labels).toMatchObject({ failover: known, synced: known });
+  });
+
+  it.each(MAJORS)('PG %i: the walreceiver\'s silence, by the standby\'s own clock', async (major) => {
+    const silent = find(await recorded(major, 'pg_standby'), 'pg_stat_wal_receiver_silent_seconds')[0]?.value;
+    expect(silent).toBeGreaterThanOrEqual(0);
+    expect(silent).toBeLessThan(60);
+  });
+
   it('PG 19: REPACK\'s slot is recognised by what it is, owned by the REPACK session, and holds all tables', async () => {
     const samples = await recorded(19, 'pg_replication_slots');
     const [info] = find(samples, 'pg_replication_slots_info', { owner: 'repack' });
