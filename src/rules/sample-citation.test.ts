@@ -16,8 +16,13 @@ import { buildRules } from './catalog.js';
 import { EVENTS, EveryInputView, NOW, SAMPLE_VALUES } from './every-input-view.js';
 import type { Finding, Rule } from './rule.js';
 
-/** Every series at one value, and then without a replay delay that would excuse every stall and lag. */
-const VARIANTS: ReadonlyArray<Record<string, number | null>> = [{}, { [APPLY_DELAY]: 0 }];
+/**
+ * Every series at one value, and then without the settings that would excuse the others: a replay
+ * delay as long as every stall and lag, a wal_receiver_timeout as long as every silence.
+ */
+const VARIANTS: ReadonlyArray<Record<string, number | null>> = [{}, {
+  [APPLY_DELAY]: 0, pg_settings_wal_receiver_timeout_seconds: 60, pg_settings_wal_receiver_status_interval_seconds: 10,
+}];
 
 /** Findings that rest on samples without citing one, as `value: summary`. */
 function uncitedSampleFindings(rule: Rule): string[] {

@@ -1,9 +1,15 @@
 /**
  * standby-disconnected: a standby that no longer streams WAL from its primary. Seen from the
  * standby (pg_standby collector): its walreceiver is gone, or it runs but has received nothing
- * (not even the sender's keepalives) for longer than wal_receiver_timeout's default; the standby
+ * (not even the sender's keepalives) for longer than its wal_receiver_timeout allows; the standby
  * then replays only what it already has, or what restore_command brings from the archive. Seen
  * from the primary (pg_stat_replication): a walsender that was streaming to a standby is gone.
+ *
+ * Gone for `sustainMs` (3 min): a planned restart of the standby or of its primary takes less, and
+ * a standby that serves reads is dropped by replica-lag-over-lb-limit long before if it falls behind.
+ * Only walsenders of physical standbys that replay count: pg_basebackup -X stream and
+ * pg_receivewal stream WAL but report no replay position, and a logical subscriber (disabled for
+ * maintenance, say) is no standby.
  *
  * A standby that never streamed while pgvigil watched it (archive recovery only) is not
  * "disconnected": the walreceiver must have been up within `lookbackMs`. The walreceiver's own log
@@ -19,20 +25,25 @@ export const ID = 'standby-disconnected';
 
 const RECEIVER_UP = 'pg_stat_wal_receiver_up';
 const RECEIVER_INFO = 'pg_stat_wal_receiver_info';
-const LAST_RECEIPT = 'pg_stat_wal_receiver_last_msg_receipt_timestamp_seconds';
+const SILENT = 'pg_stat_wal_receiver_silent_seconds';
 const RECEIVE_LSN = 'pg_standby_receive_lsn_bytes';
 const WALSENDER = 'pg_stat_replication_info';
+const WALSENDER_REPLAY_LSN = 'pg_stat_replication_replay_lsn_bytes';
+const RECEIVER_TIMEOUT = 'pg_settings_wal_receiver_timeout_seconds';
+const STATUS_INTERVAL = 'pg_settings_wal_receiver_status_interval_seconds';
+const SETTINGS_MAX_AGE_MS = 10 * 60_000;
+const DEFAULT_STATUS_INTERVAL_SECONDS = 10;
 
 export interface StandbyDisconnectedOptions {
-  /** Down (or gone from pg_stat_replication) in every sample for this long: a reconnect is not an outage. */
+  /** Down (or gone from pg_stat_replication) in every sample for this long: a planned restart is not an outage. */
   sustainMs: number;
-  /** Connected but nothing received for this long (wal_receiver_timeout's default). */
+  /** wal_receiver_timeout when the standby's setting was not sampled (its default). */
   silentSeconds: number;
   /** How far back a walreceiver or walsender must have been seen to count as disconnected now. */
   lookbackMs: number;
 }
 
-export const DEFAULTS: StandbyDisconnectedOptions = { sustainMs: 30_000, silentSeconds: 60, lookbackMs: 3_600_000 };
+export const DEFAULTS: StandbyDisconnectedOptions = { sustainMs: 180_000, silentSeconds: 60, lookbackMs: 3_600_000 };
 
 export function standbyDisconnected(options: StandbyDisconnectedOptions = DEFAULTS): Rule {
   return {
@@ -42,7 +53,7 @@ export function standbyDisconnected(options: StandbyDisconnectedOptions = DEFAUL
     evaluate(view, nowMs) {
       const findings: Finding[] = [];
       for (const up of view.latest(RECEIVER_UP)) {
-        const f = up.value === 0 ? receiverDown(view, up, nowMs, options) : receiverSilent(view, up.target, nowMs, options);
+        const f = up.value === 0 ? receiverDown(view, up, nowMs, options) : receiverSilent(view, up.target, options);
         if (f) findings.push(f);
       }
       findings.push(...walsendersGone(view, nowMs, options));
@@ -77,11 +88,12 @@ function receiverDown(view: RuleView, up: LatestSample, nowMs: number, o: Standb
   };
 }
 
-function receiverSilent(view: RuleView, target: string, nowMs: number, o: StandbyDisconnectedOptions): Finding | null {
-  const receipt = view.latest(LAST_RECEIPT, { target })[0];
-  if (!receipt || receipt.value === null) return null;
-  const silentMs = receipt.tsMs - receipt.value * 1000;
-  if (silentMs < o.silentSeconds * 1000) return null;
+/** Silence measured by the standby's own clock: pgvigil's may be off from the server's by more than the limit. */
+function receiverSilent(view: RuleView, target: string, o: StandbyDisconnectedOptions): Finding | null {
+  const silent = view.latest(SILENT, { target })[0];
+  const limitSeconds = silenceLimitSeconds(view, target, o);
+  if (!silent || silent.value === null || limitSeconds === null || silent.value < limitSeconds) return null;
+  const silentMs = silent.value * 1000;
   const sender = view.latest(RECEIVER_INFO, { target })[0];
   return {
     dedupKey: findingKey(ID, target, 'walreceiver'),
@@ -89,15 +101,33 @@ function receiverSilent(view: RuleView, target: string, nowMs: number, o: Standb
     labels: { side: 'standby' },
     summary: `standby ${target}'s walreceiver${sender ? ` (from ${sender.labels.sender_host || '?'}:${sender.labels.sender_port || '?'})` : ''} ` +
       `has received nothing, not even a keepalive, for ${formatDuration(silentMs)}: the connection is dead or the primary is stuck`,
-    evidence: evidenceOf({ series: [citeSample(receipt)], facts: { silent_seconds: Math.round(silentMs / 1000) } }),
+    evidence: evidenceOf({ series: [citeSample(silent)], facts: { silent_seconds: Math.round(silent.value), limit_seconds: limitSeconds } }),
   };
 }
 
-/** On a primary: a walsender that was streaming within the lookback and has not been seen for sustainMs. */
+/**
+ * A quiet sender sends nothing until the walreceiver, silent for half its wal_receiver_timeout,
+ * asks for a reply; at wal_receiver_timeout it gives up and reconnects. Still streaming and silent
+ * past the timeout plus one status interval (the slack of its wake-ups and of sampling) is stuck.
+ * wal_receiver_timeout = 0 turns the asking off: an idle primary then sends nothing for as long
+ * as it stays idle, and silence tells nothing.
+ */
+function silenceLimitSeconds(view: RuleView, target: string, o: StandbyDisconnectedOptions): number | null {
+  const setting = (name: string) => view.latest(name, { target, maxAgeMs: SETTINGS_MAX_AGE_MS })[0]?.value ?? null;
+  const timeoutSeconds = setting(RECEIVER_TIMEOUT) ?? o.silentSeconds;
+  if (timeoutSeconds <= 0) return null;
+  return timeoutSeconds + Math.max(0, setting(STATUS_INTERVAL) ?? DEFAULT_STATUS_INTERVAL_SECONDS);
+}
+
+/** On a primary: a standby's walsender that was streaming within the lookback and has not been seen for sustainMs. */
 function walsendersGone(view: RuleView, nowMs: number, o: StandbyDisconnectedOptions): Finding[] {
+  const sinceMs = nowMs - o.lookbackMs;
+  const replaying = new Set(view.series(WALSENDER_REPLAY_LSN, { sinceMs })
+    .filter((s) => s.points.some((p) => p.value !== null)).map((s) => walsenderKey(s)));
   const byStandby = new Map<string, SeriesData[]>();
-  for (const s of view.series(WALSENDER, { sinceMs: nowMs - o.lookbackMs })) {
-    const key = [s.target, s.labels.application_name, s.labels.client_addr].join('\u0000');
+  for (const s of view.series(WALSENDER, { sinceMs })) {
+    const key = walsenderKey(s);
+    if (s.labels.kind === 'logical' || !replaying.has(key)) continue;
     byStandby.set(key, [...(byStandby.get(key) ?? []), s]);
   }
   const watched = new Set(view.latest(RECEIVER_UP).map((s) => s.target));
@@ -123,6 +153,11 @@ function walsendersGone(view: RuleView, nowMs: number, o: StandbyDisconnectedOpt
     });
   }
   return findings;
+}
+
+/** A walsender's labels without its pid, state and kind: the standby it serves, across reconnects. */
+function walsenderKey(s: SeriesData): string {
+  return [s.target, s.labels.application_name, s.labels.client_addr].join('\u0000');
 }
 
 function lastTs(s: SeriesData): number {
