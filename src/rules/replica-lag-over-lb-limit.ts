@@ -5,11 +5,17 @@
  * stall on the same record. The cause comes from the replay-stall analysis when pgvigil watches the
  * standby itself.
  *
- * Lag, measured on the standby: now() - pg_last_xact_replay_timestamp() while received WAL waits
- * or the walreceiver is down (0 when it streams and nothing is pending: an idle primary makes that
- * difference grow with nothing to replay). A standby pgvigil does not watch is judged by its row
- * in the primary's pg_stat_replication (replay_lag; NULL, hence no alert, once caught up and
- * idle). A row is a watched standby's when its application_name is that standby's target name or
+ * Lag, measured on the standby: how long the oldest WAL it received and has not replayed has
+ * waited, from its receive and replay positions sampled every second (the first sample whose
+ * receive LSN passed today's replay LSN; a lower bound). Not now() - pg_last_xact_replay_timestamp():
+ * that moves only at commits, so an idle primary or one long bulk load (WAL streams, no commit)
+ * reads as minutes behind while replay is current. A standby whose walreceiver is down receives
+ * nothing and so has nothing waiting: standby-disconnected speaks for it.
+ *
+ * A standby pgvigil does not watch is judged by its row in the primary's pg_stat_replication
+ * (replay_lag; NULL, hence no alert, once caught up and idle), if it is a standby that replays:
+ * logical subscribers, pg_basebackup and pg_receivewal (no replay position) are no read replicas.
+ * A row is a watched standby's when its application_name is that standby's target name or
  * cluster_name, or, unnamed, when there are no more such rows than watched standbys streaming.
  *
  * From a standby's log alone: replay waiting on a logged recovery conflict for longer than the
@@ -20,28 +26,33 @@
  * an unwatched standby does not say whether it is delayed, so its lag counts whole.
  */
 import type { Labels } from '../domain/index.js';
-import { clusterOf, type RuleView, type SeriesData } from './rule-view.js';
+import { clusterOf, type RuleView, type SeriesData, type SeriesPoint } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { applyDelayOf, type ApplyDelay } from './apply-delay.js';
-import { causeEventIds, describeCause, replayStalls, PENDING, STANDING_STILL, type ReplayStall } from './replay-stall.js';
+import { causeEventIds, describeCause, replayStalls, type ReplayStall } from './replay-stall.js';
+import { citeLast, citeSample, type CitedSeries } from './sample-evidence.js';
 import { formatDuration } from './summary-format.js';
 
 export const ID = 'replica-lag-over-lb-limit';
 
-const DELAY = 'pg_standby_replay_delay_seconds';
+const RECEIVE_LSN = 'pg_standby_receive_lsn_bytes';
+const REPLAY_LSN = 'pg_standby_replay_lsn_bytes';
 const PRIMARY_LAG = 'pg_stat_replication_replay_lag_seconds';
+const WALSENDER_REPLAY_LSN = 'pg_stat_replication_replay_lsn_bytes';
 const RECEIVER_UP = 'pg_stat_wal_receiver_up';
 const SETTINGS_MAX_AGE_MS = 10 * 60_000;
 
 export interface ReplicaLagOverLbLimitOptions {
   limitSeconds: number;
-  /** Every sample in this window must be over the limit (a single late commit is not an outage). */
+  /** Every sample in this window must be over the limit (a single late sample is not an outage). */
   sustainMs: number;
   /** For naming the cause (passed to the replay-stall analysis). */
   ddlLookbackMs: number;
+  /** How far back the arrival of unreplayed WAL is looked for (past the limit; on a delayed standby, this much beyond its delay). */
+  lookbackMs: number;
 }
 
-export const DEFAULTS: ReplicaLagOverLbLimitOptions = { limitSeconds: 60, sustainMs: 5_000, ddlLookbackMs: 15 * 60_000 };
+export const DEFAULTS: ReplicaLagOverLbLimitOptions = { limitSeconds: 60, sustainMs: 5_000, ddlLookbackMs: 15 * 60_000, lookbackMs: 5 * 60_000 };
 
 export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DEFAULTS): Rule {
   return {
@@ -51,19 +62,20 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
     evaluate(view, nowMs) {
       const stalls = replayStalls(view, { minStallSeconds: 0, ddlLookbackMs: options.ddlLookbackMs });
       const findings: Finding[] = [];
-      const watchedStandbys = new Set(view.latest(DELAY).map((s) => s.target));
+      const watchedStandbys = new Set(view.latest(RECEIVE_LSN).map((s) => s.target));
       for (const target of watchedStandbys) {
-        const lag = standbyLag(view, target, nowMs - options.sustainMs);
         const delay = applyDelayOf(view, target);
+        const lookbackMs = options.lookbackMs + (delay?.seconds ?? 0) * 1000;
+        const lag = standbyLag(view, target, nowMs - options.sustainMs, nowMs - lookbackMs);
         if (lag === null || lag.minSeconds - (delay?.seconds ?? 0) <= options.limitSeconds) continue;
-        const lagAt = { seconds: lag.lastSeconds, tsMs: lag.lastTsMs, series: DELAY, receiverDown: lag.receiverDown, delay };
+        const lagAt = { seconds: lag.lastSeconds, cited: lag.cited, delay };
         findings.push(finding(target, target, {}, lagAt, stalls.find((s) => s.target === target) ?? null, options));
       }
       for (const stall of stalls) {
         // From the log alone: a logged conflict wait is a lower bound of the lag.
         if (stall.series.length > 0 || watchedStandbys.has(stall.target) || stall.cause.kind !== 'conflict' ||
           (stall.standingStillSeconds ?? 0) <= options.limitSeconds) continue;
-        const lagAt = { seconds: stall.standingStillSeconds!, tsMs: nowMs, series: null, receiverDown: false, delay: null };
+        const lagAt = { seconds: stall.standingStillSeconds!, cited: null, delay: null };
         findings.push(finding(stall.target, stall.target, {}, lagAt, stall, options));
       }
       const unwatched = unwatchedRows(view, watchedStandbys);
@@ -74,7 +86,7 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
         if (values.some((v) => v === null || v <= options.limitSeconds)) continue;
         const name = `standby ${s.labels.application_name || '?'}${s.labels.client_addr ? ` (${s.labels.client_addr})` : ''}`;
         const last = s.points[s.points.length - 1]!;
-        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, tsMs: last.tsMs, series: PRIMARY_LAG, receiverDown: false, delay: null }, null, options));
+        findings.push(finding(s.target, name, s.labels, { seconds: last.value!, cited: [citeLast(s)], delay: null }, null, options));
       }
       return findings;
     },
@@ -84,25 +96,36 @@ export function replicaLagOverLbLimit(options: ReplicaLagOverLbLimitOptions = DE
 interface StandbyLag {
   minSeconds: number;
   lastSeconds: number;
-  lastTsMs: number;
-  receiverDown: boolean;
+  /** The receive and replay positions of the last sample. */
+  cited: CitedSeries[];
 }
 
-/** Standby-side lag per sample in the window; null without samples. */
-function standbyLag(view: RuleView, target: string, sinceMs: number): StandbyLag | null {
-  const delay = view.series(DELAY, { sinceMs, target })[0];
-  if (!delay) return null;
-  const pending = pointsByTime(view.series(PENDING, { sinceMs, target })[0]);
-  const still = pointsByTime(view.series(STANDING_STILL, { sinceMs, target })[0]);
-  const receiver = pointsByTime(view.series(RECEIVER_UP, { sinceMs, target })[0]);
+/** Standby-side lag of each sample since windowSinceMs (unknown counts as none); null without samples. */
+function standbyLag(view: RuleView, target: string, windowSinceMs: number, lookbackSinceMs: number): StandbyLag | null {
+  const received = view.series(RECEIVE_LSN, { sinceMs: lookbackSinceMs, target })[0]?.points ?? [];
+  const replayed = pointsByTime(view.series(REPLAY_LSN, { sinceMs: lookbackSinceMs, target })[0]);
   const lags: number[] = [];
-  for (const p of delay.points) {
-    // Without a walreceiver nothing arrives, so nothing is pending however far the primary went on.
-    const behind = (pending.get(p.tsMs) ?? 0) > 0 || (still.get(p.tsMs) ?? 0) > 0 || receiver.get(p.tsMs) === 0;
-    lags.push(behind && p.value !== null ? p.value : 0);
-  }
-  const lastTsMs = delay.points[delay.points.length - 1]!.tsMs;
-  return { minSeconds: Math.min(...lags), lastSeconds: lags[lags.length - 1]!, lastTsMs, receiverDown: receiver.get(lastTsMs) === 0 };
+  received.forEach((p, i) => {
+    if (p.tsMs >= windowSinceMs) lags.push(unreplayedWaitSeconds(received, i, replayed.get(p.tsMs) ?? null) ?? 0);
+  });
+  const last = received[received.length - 1];
+  if (lags.length === 0 || !last) return null;
+  const cited = [citeSample({ name: RECEIVE_LSN, labels: {}, ...last }), citeSample({ name: REPLAY_LSN, labels: {}, tsMs: last.tsMs, value: replayed.get(last.tsMs) ?? null })];
+  return { minSeconds: Math.min(...lags), lastSeconds: lags[lags.length - 1]!, cited };
+}
+
+/**
+ * At received[at]: how long the WAL just past `replayLsn` has been there, counted from the first
+ * sample whose receive LSN passed it (a lower bound: it arrived between that sample and the one
+ * before). 0 when replay has caught up with what was received; null when a position is unknown.
+ */
+export function unreplayedWaitSeconds(received: readonly SeriesPoint[], at: number, replayLsn: number | null): number | null {
+  const now = received[at];
+  if (!now || now.value === null || replayLsn === null) return null;
+  if (now.value <= replayLsn) return 0;
+  let first = at;
+  while (first > 0 && (received[first - 1]!.value ?? Infinity) > replayLsn) first -= 1;
+  return (now.tsMs - received[first]!.tsMs) / 1000;
 }
 
 const rowKey = (target: string, labels: Labels) => `${target}\u0000${labels.application_name ?? ''}\u0000${labels.client_addr ?? ''}`;
@@ -113,8 +136,13 @@ const rowKey = (target: string, labels: Labels) => `${target}\u0000${labels.appl
  * there are no more of them than watched standbys left streaming, else each is judged on its own.
  */
 function unwatchedRows(view: RuleView, watched: ReadonlySet<string>): Set<string> {
+  const replaying = new Set(view.latest(WALSENDER_REPLAY_LSN).filter((r) => r.value !== null).map((r) => rowKey(r.target, r.labels)));
   const rowsByPrimary = new Map<string, Labels[]>();
-  for (const row of view.latest(PRIMARY_LAG)) rowsByPrimary.set(row.target, [...(rowsByPrimary.get(row.target) ?? []), row.labels]);
+  for (const row of view.latest(PRIMARY_LAG)) {
+    // Only standbys that replay are read replicas: not a subscriber, pg_basebackup or pg_receivewal.
+    if (row.labels.kind === 'logical' || !replaying.has(rowKey(row.target, row.labels))) continue;
+    rowsByPrimary.set(row.target, [...(rowsByPrimary.get(row.target) ?? []), row.labels]);
+  }
   const out = new Set<string>();
   for (const [primary, rows] of rowsByPrimary) {
     const standbys = clusterOf(view, primary).filter((t) => watched.has(t));
@@ -141,13 +169,13 @@ function finding(
   target: string,
   replica: string,
   labels: Labels,
-  lag: { seconds: number; tsMs: number; series: string | null; receiverDown: boolean; delay: ApplyDelay | null },
+  /** `cited` null: a lower bound from the log alone. */
+  lag: { seconds: number; cited: CitedSeries[] | null; delay: ApplyDelay | null },
   stall: ReplayStall | null,
   o: ReplicaLagOverLbLimitOptions,
 ): Finding {
-  const known = stall && !(lag.receiverDown && stall.cause.kind === 'unknown') ? stall : null;
-  const cause = known ? `: ${describeCause(known.cause)}` : lag.receiverDown ? ': its walreceiver is down (no WAL arrives)' : '';
-  const atLeast = lag.series === null ? 'at least ' : '';
+  const cause = stall ? `: ${describeCause(stall.cause)}` : '';
+  const atLeast = lag.cited === null ? 'at least ' : '';
   const beyond = lag.delay ? `, ${formatDuration((lag.seconds - lag.delay.seconds) * 1000)} beyond its recovery_min_apply_delay of ${formatDuration(lag.delay.seconds * 1000)}` : '';
   return {
     // A watched standby is its own target; a walsender row is named by its labels.
@@ -159,14 +187,13 @@ function finding(
     evidence: evidenceOf({
       eventIds: stall ? causeEventIds(stall.cause) : [],
       series: [
-        ...(lag.series === null ? [] : [{ name: lag.series, labels: { ...labels }, value: lag.seconds, tsMs: lag.tsMs }]),
+        ...(lag.cited ?? []),
         ...(lag.delay ? [lag.delay.cited] : []),
         ...(stall?.series ?? []),
       ],
       facts: {
         lag_seconds: Math.round(lag.seconds), limit_seconds: o.limitSeconds, cause: stall?.cause.kind ?? null,
         recovery_min_apply_delay_seconds: lag.delay?.seconds ?? null,
-        walreceiver_down: lag.receiverDown,
       },
     }),
   };
