@@ -12,7 +12,7 @@
  * Each run's logs are copied to test/fixtures/logs-lang/ (RECORD_LANG_FIXTURES=1) for review.
  *
  * The locales must exist (.ci/run generates them); without one a language is skipped with the
- * reason, and under CI=true it fails.
+ * reason, and under CI (test/helpers/ci.ts) it fails.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
