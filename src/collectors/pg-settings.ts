@@ -21,6 +21,7 @@ export const WATCHED_SETTINGS: readonly string[] = [
   'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_recovery_conflict_waits',
   'log_min_duration_statement', 'log_temp_files', 'log_checkpoints',
   'autovacuum', 'autovacuum_max_workers', 'autovacuum_naptime', 'autovacuum_vacuum_cost_delay',
+  'autovacuum_vacuum_threshold', 'autovacuum_vacuum_scale_factor',
   'autovacuum_vacuum_cost_limit', 'autovacuum_freeze_max_age', 'autovacuum_multixact_freeze_max_age',
   'autovacuum_max_parallel_workers', 'max_parallel_workers', 'max_worker_processes',
   'max_parallel_maintenance_workers', 'maintenance_work_mem',

@@ -133,7 +133,7 @@ export const RULES = {
   'statement-timeouts': { create: statementTimeouts, defaults: STATEMENT_TIMEOUTS, needs: needs({ events: ['statement_timeout'] }) },
   'autovacuum-abnormal': {
     create: autovacuumAbnormal, defaults: AUTOVACUUM_ABNORMAL,
-    needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_stat_user_tables', 'pg_stat_progress_vacuum'], events: ['autovacuum'] }),
+    needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_stat_user_tables', 'pg_stat_progress_vacuum', 'pg_settings'], events: ['autovacuum'] }),
   },
 } as const;
 
