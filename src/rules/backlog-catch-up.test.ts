@@ -87,7 +87,8 @@ async function startDaemon(db: Db, clock: ManualClock) {
   const alerts = new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/unused' })]);
   const judgement = new LogJudgement(new LogJudgedTable(db), clock, ['primary']);
   const engine = new RuleEngine({
-    rules: buildRules(RULES_DEFAULTS),
+    // A backlog's storm of 2 h stays one storm: error-storm's usual rate is read from 6 h, not 3.
+    rules: buildRules({ ...RULES_DEFAULTS, thresholds: { 'error-storm': { baselineMs: 6 * 60 * MINUTE } } }),
     views: new StoreRuleViewSource(db, { targets: [{ name: 'primary', cluster: null }], staleAfterMs: RULES_DEFAULTS.staleAfterMs }),
     alerts, clock, log, commits: writer, judged: judgement, options: RULES_DEFAULTS,
   });

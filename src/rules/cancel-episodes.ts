@@ -7,12 +7,14 @@
  * news while its last event is within the window: its alert keeps one dedup key while the cause
  * recurs (the count in its summary grows), and resolves once a window passes without a new one.
  * An episode is counted back at most EPISODE_LOOKBACK_MS, so a cause that recurs all day costs
- * a bounded read per evaluation; its summary then says "since" the lookback's first event.
+ * a small read per evaluation (reading an hour of a storm at every evaluation cost more than all
+ * the other log rules together); its summary then counts "in the last 15 min", and the alert's
+ * start says when it began.
  */
 import { createHash } from 'node:crypto';
 import type { EventKind } from '../domain/index.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
-import { formatTime } from './summary-format.js';
+import { formatDuration, formatTime } from './summary-format.js';
 
 export interface EpisodeOptions {
   /** A cause without a new event for this long is over. */
@@ -21,8 +23,8 @@ export interface EpisodeOptions {
 
 export const EPISODE_DEFAULTS: EpisodeOptions = { windowMs: 300_000 };
 
-/** How far back an episode's events are counted. */
-export const EPISODE_LOOKBACK_MS = 3 * 3_600_000;
+/** How far back an episode's events are counted: read at every evaluation while the cause recurs. */
+export const EPISODE_LOOKBACK_MS = 15 * 60_000;
 
 /** Events an alert cites: the latest ones (the cause's own events are cited besides). */
 export const EPISODE_EVIDENCE_EVENTS = 20;
@@ -33,6 +35,8 @@ export interface Episode<K extends EventKind> {
   key: string;
   /** Ascending by time; at least one, the last within the window. */
   events: Array<RuleEvent<K>>;
+  /** The episode began before the lookback: `events` are its events within it. */
+  cutOff: boolean;
 }
 
 /**
@@ -45,21 +49,32 @@ export function liveEpisodes<K extends EventKind>(
 ): Array<Episode<K>> {
   if (view.events(kind, { sinceMs: nowMs - options.windowMs }).length === 0) return [];
   const groups = new Map<string, Episode<K>>();
-  for (const e of view.events(kind, { sinceMs: nowMs - EPISODE_LOOKBACK_MS })) {
+  // A window more than the lookback: an episode that reaches into it began before the lookback.
+  const countedFromMs = nowMs - EPISODE_LOOKBACK_MS;
+  for (const e of view.events(kind, { sinceMs: countedFromMs - options.windowMs })) {
     const key = keyOf(e);
     if (key === null) continue;
-    const id = JSON.stringify([e.target, key]);
+    const id = `${e.target}\u0000${key}`;
     const group = groups.get(id);
-    if (!group) groups.set(id, { target: e.target, key, events: [e] });
-    else if (e.tsMs - group.events.at(-1)!.tsMs > options.windowMs) group.events = [e];
+    if (!group) groups.set(id, { target: e.target, key, events: [e], cutOff: false });
+    else if (e.tsMs - group.events.at(-1)!.tsMs > options.windowMs) Object.assign(group, { events: [e], cutOff: false });
     else group.events.push(e);
   }
-  return [...groups.values()].filter((g) => g.events.at(-1)!.tsMs >= nowMs - options.windowMs);
+  const live = [...groups.values()].filter((g) => g.events.at(-1)!.tsMs >= nowMs - options.windowMs);
+  for (const g of live) {
+    if (g.events[0]!.tsMs >= countedFromMs) continue;
+    g.events = g.events.filter((e) => e.tsMs >= countedFromMs);
+    g.cutOff = true;
+  }
+  return live;
 }
 
-/** `since 07:20:27 UTC`, one event or many: a second event must not read as news (engine.ts gistOf). */
+/**
+ * `since 07:20:27 UTC`, one event or many (a second event must not read as news: engine.ts
+ * gistOf), or `in the last 15 min` for an episode older than the lookback.
+ */
 export function episodeSpan(episode: Episode<EventKind>): string {
-  return `since ${formatTime(episode.events[0]!.tsMs)}`;
+  return episode.cutOff ? `in the last ${formatDuration(EPISODE_LOOKBACK_MS)}` : `since ${formatTime(episode.events[0]!.tsMs)}`;
 }
 
 /** Ids to cite: the episode's latest events. */

@@ -105,18 +105,10 @@ export function errorStorm(options: ErrorStormOptions = DEFAULTS): Rule {
  * that fills less than half of it, so a storm does not become its own normal at once.
  */
 function usualCount(view: RuleView, target: string, nowMs: number, options: ErrorStormOptions): number {
-  const windows = Math.max(1, Math.floor(options.baselineMs / options.windowMs));
-  const endMs = nowMs - options.windowMs;
-  const counts = new Array<number>(windows).fill(0);
-  for (const kind of Object.keys(KINDS) as StormKind[]) {
-    for (const e of view.events(kind, { sinceMs: endMs - windows * options.windowMs, target })) {
-      // Half-open windows ending at the current window's start; an event at the start belongs to the current one.
-      const back = Math.floor((endMs - e.tsMs) / options.windowMs);
-      if (e.tsMs < endMs && back < windows) counts[back]!++;
-    }
-  }
-  counts.sort((a, b) => a - b);
-  return counts[Math.floor(windows / 2)]!;
+  const buckets = Math.max(1, Math.floor(options.baselineMs / options.windowMs));
+  // Half-open windows ending at the current window's start: an event at its start belongs to the current one.
+  const counts = view.eventCounts(Object.keys(KINDS) as StormKind[], { target, untilMs: nowMs - options.windowMs, bucketMs: options.windowMs, buckets });
+  return counts.sort((a, b) => a - b)[Math.floor(buckets / 2)]!;
 }
 
 /** Counts by key, most frequent first; events without a key are not counted. */

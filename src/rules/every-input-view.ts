@@ -7,7 +7,7 @@
  */
 import type { EventKind, GenericDetails, Labels } from '../domain/index.js';
 import { eventOf } from './memory-rule-view.js';
-import type { EventQuery, LatestQuery, LatestSample, RuleEvent, RuleView, SeriesData, SeriesQuery } from './rule-view.js';
+import { countInBuckets, type EventCountQuery, type EventQuery, type LatestQuery, type LatestSample, type RuleEvent, type RuleView, type SeriesData, type SeriesQuery } from './rule-view.js';
 import {
   autovacuumDetails, crashDetails, ddlDetails, lockTimeoutDetails, lockWaitDetails, recoveryWaitDetails, relationLock, restartDetails,
 } from './test-events.js';
@@ -58,6 +58,11 @@ export class EveryInputView implements RuleView {
     const targetOk = (t: string) => q.target === undefined || (typeof q.target === 'string' ? t === q.target : q.target.includes(t));
     return this.stored.filter((e) => e.kind === kind && e.tsMs >= q.sinceMs && e.tsMs <= NOW && targetOk(e.target) &&
       (q.pid === undefined || e.pid === q.pid)) as Array<RuleEvent<K>>;
+  }
+
+  eventCounts(kinds: readonly EventKind[], q: EventCountQuery): number[] {
+    for (const kind of kinds) this.kinds.add(kind);
+    return countInBuckets(this.stored.filter((e) => kinds.includes(e.kind) && e.target === q.target), q, NOW);
   }
 
   series(name: string, q: SeriesQuery): SeriesData[] {

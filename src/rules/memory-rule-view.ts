@@ -5,6 +5,7 @@
  */
 import type { EventDetailsByKind, EventKind, LogLevel } from '../domain/index.js';
 import {
+  countInBuckets,
   DEFAULT_STALE_AFTER_MS,
   labelsMatch,
   type EventQuery,
@@ -56,6 +57,9 @@ export class MemoryRuleView implements RuleViewSource {
           (e) => e.kind === kind && e.tsMs >= q.sinceMs && e.tsMs <= nowMs && targetOk(e.target, q.target) &&
             (q.pid === undefined || e.pid === q.pid),
         ) as Array<RuleEvent<K>>;
+      },
+      eventCounts(kinds, q) {
+        return countInBuckets(events.filter((e) => kinds.includes(e.kind) && e.target === q.target), q, nowMs);
       },
       series: (name, q) => window({ ...q }).filter((s) => s.name === name),
       latest(name: string, q: LatestQuery = {}): LatestSample[] {

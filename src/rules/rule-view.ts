@@ -31,6 +31,14 @@ export interface EventQuery {
   pid?: number;
 }
 
+/** Events counted per bucket, newest bucket first; the buckets end at `untilMs` (exclusive, at most nowMs + 1). */
+export interface EventCountQuery {
+  target: string;
+  untilMs: number;
+  bucketMs: number;
+  buckets: number;
+}
+
 export interface SeriesQuery {
   sinceMs: number;
   target?: string;
@@ -93,6 +101,8 @@ export interface RuleView {
   targets(): readonly TargetInfo[];
   /** Events of one kind with sinceMs <= tsMs <= nowMs, ascending by time then id. */
   events<K extends EventKind>(kind: K, query: EventQuery): Array<RuleEvent<K>>;
+  /** Events of these kinds per bucket: a rate over hours without reading the events themselves. */
+  eventCounts(kinds: readonly EventKind[], query: EventCountQuery): number[];
   /** Series of one name with their points in [sinceMs, nowMs]; series without points are left out. */
   series(name: string, query: SeriesQuery): SeriesData[];
   /** The latest sample of every fresh series of one name. */
@@ -108,6 +118,17 @@ export function labelsMatch(labels: Labels, wanted: Labels | undefined): boolean
   if (!wanted) return true;
   for (const [key, value] of Object.entries(wanted)) if (labels[key] !== value) return false;
   return true;
+}
+
+/** eventCounts over events already read (the in-memory views): `events` of the right kinds and target. */
+export function countInBuckets(events: ReadonlyArray<{ tsMs: number }>, q: EventCountQuery, nowMs: number): number[] {
+  const untilMs = Math.min(q.untilMs, nowMs + 1);
+  const counts = new Array<number>(q.buckets).fill(0);
+  for (const e of events) {
+    const back = Math.floor((untilMs - 1 - e.tsMs) / q.bucketMs);
+    if (e.tsMs < untilMs && back < q.buckets) counts[back]!++;
+  }
+  return counts;
 }
 
 /** Index of the first item at or after `ms` in items ascending by time (binary search). */

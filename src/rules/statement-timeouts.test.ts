@@ -42,6 +42,12 @@ describe('statement-timeouts', () => {
     expect(finding!.summary).toMatch(/^2 statements cancelled .* since 00:08:20 UTC: /);
   });
 
+  it('counts a cause that recurs for longer than 15 min over the last 15 min', () => {
+    const events = Array.from({ length: 40 }, (_, i) => timeout(i * 10));
+    expect(evaluate(events, 390)[0]!.summary).toMatch(/^19 statements cancelled by statement_timeout in shop on primary in the last 15 min: /);
+    expect(evaluate(events, 170)[0]!.summary).toMatch(/^18 statements cancelled .* since 00:00:00 UTC: /);
+  });
+
   it('keeps one alert while timeouts recur (its count updated) and resolves 5 min after the last', () => {
     const events = [timeout(0), timeout(40), timeout(80)];
     const transitions = timeline([rule], new MemoryRuleView({ events }), instants(0, 150), { refireMinIntervalMs: 0 });

@@ -90,9 +90,19 @@ export function relationName(relation: string): string {
 // DML names its table after these words; DDL goes through tableCommandOf.
 const DML = /^\s*(?:with\b[\s\S]*?\)\s*)?(?:update\s+(?:only\s+)?|insert\s+into\s+|delete\s+from\s+(?:only\s+)?|merge\s+into\s+|copy\s+|select\b[\s\S]*?\bfrom\s+(?:only\s+)?)((?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*)(?:\s*\.\s*(?:"(?:[^"]|"")+"|[A-Za-z_][\w$]*))*)/i;
 
+/** Relations of statements read before, bounded like `parsed`: the same statements come back at every evaluation. */
+const relations = new Map<string, string | null>();
+
 /** The table a statement names first (`UPDATE orders ...` -> `orders`, `SELECT ... FROM "Sales".items` -> `Sales.items`); null when none. */
 export function statementRelationOf(statement: string | null): string | null {
-  const named = tableCommandOf(statement)?.relation ?? (statement ? DML.exec(statement)?.[1] : undefined);
-  if (!named) return null;
-  return named.split(/\s*\.\s*/).map((p) => (p.startsWith('"') ? p.slice(1, -1).replace(/""/g, '"') : p.toLowerCase())).join('.');
+  if (statement === null) return null;
+  const known = relations.get(statement);
+  if (known !== undefined) return known;
+  const named = tableCommandOf(statement)?.relation ?? DML.exec(statement)?.[1];
+  const relation = named
+    ? named.split(/\s*\.\s*/).map((p) => (p.startsWith('"') ? p.slice(1, -1).replace(/""/g, '"') : p.toLowerCase())).join('.')
+    : null;
+  if (relations.size >= MAX_PARSED) relations.clear();
+  relations.set(statement, relation);
+  return relation;
 }

@@ -45,6 +45,9 @@ function observe(view: RuleView) {
     ddlOfPid: view.events('ddl', { sinceMs: 0, pid: 13 }).map(strip),
     ddlOnStandby: view.events('ddl', { sinceMs: 0, target: ['standby1'] }).map(strip),
     waits: view.events('lock_wait', { sinceMs: 0, target: 'primary' }).map(strip),
+    counts: view.eventCounts(['ddl', 'lock_wait'], { target: 'primary', untilMs: at(5), bucketMs: 2 * STEP, buckets: 3 }),
+    countsToNow: view.eventCounts(['ddl'], { target: 'primary', untilMs: at(99), bucketMs: 200 * STEP, buckets: 1 }),
+    countsOnStandby: view.eventCounts(['ddl'], { target: 'standby1', untilMs: at(5), bucketMs: STEP, buckets: 2 }),
     repackSlots: view.series('pg_replication_slots_info', { sinceMs: at(1), labels: { owner: 'repack' } }),
     pending: view.series('pg_standby_replay_pending_bytes', { sinceMs: 0, target: 'standby1' }),
     latestSlots: view.latest('pg_replication_slots_info'),
@@ -64,6 +67,12 @@ describe('StoreRuleViewSource', () => {
     expect(seen.ddl.map((e) => e.id)).toEqual([1, 3]);
     expect(seen.latestSlots.map((s) => s.labels.slot_name)).toEqual(['s1']);
     expect(seen.pending[0]?.points.map((p) => p.value)).toEqual([0, null, 5e6, 9e6, 9e6]);
+    // Buckets back from step 5 (exclusive) of 2 steps: [3, 5) holds one DDL, [1, 3) a DDL and a wait.
+    expect(seen.counts).toEqual([1, 2, 0]);
+    // Nothing after "now" is counted, however far the buckets reach: the DDL of step 5 only from step 5.
+    expect(seen.countsToNow).toEqual([2]);
+    expect(observe(source.at(at(5))).countsToNow).toEqual([3]);
+    expect(observe(source.at(at(6))).counts).toEqual([1, 2, 0]);
     db.close();
   });
 

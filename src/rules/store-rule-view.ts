@@ -36,6 +36,7 @@ import {
   DEFAULT_STALE_AFTER_MS,
   firstAtOrAfter,
   labelsMatch,
+  type EventCountQuery,
   type EventQuery,
   type LatestQuery,
   type LatestSample,
@@ -123,6 +124,13 @@ export const RULE_VIEW_SQL = {
   },
   /** whether any series is stored */
   anySeries: 'SELECT 1 AS found FROM series LIMIT 1',
+  /** until, bucket (ms), kinds..., target, from, until: events per bucket back from `until` */
+  eventCounts(kinds: number): string {
+    // Parameters bind as REAL: the cast makes the division whole (the operands are never negative).
+    // `+target`: through (kind, ts_ms), the few rows of these kinds, not every event of the target.
+    return `SELECT CAST((? - 1 - ts_ms) / ? AS INTEGER) AS back, count(*) AS n FROM events
+      WHERE kind IN (${Array.from({ length: kinds }, () => '?').join(', ')}) AND +target = ? AND ts_ms >= ? AND ts_ms < ? GROUP BY back`;
+  },
   /** kind: the latest event time of a kind, to know a window holds every event up to now */
   latestOfKind: 'SELECT max(ts_ms) AS ts_ms FROM events WHERE kind = ?',
   /** kind, from, to, targets..., pid?, limit: the ids, newest first (whole rows come from eventsById or the cache) */
@@ -177,11 +185,22 @@ export class StoreRuleViewSource implements RuleViewSource {
       targets: () => this.options.targets,
       events: <K extends EventKind>(kind: K, q: EventQuery) =>
         once(`e\u0000${kind}\u0000${JSON.stringify(q)}`, () => this.events(kind, q, nowMs)),
+      eventCounts: (kinds: readonly EventKind[], q: EventCountQuery) =>
+        once(`c\u0000${JSON.stringify([kinds, q])}`, () => this.eventCounts(kinds, q, nowMs)),
       series: (name: string, q: SeriesQuery) =>
         this.noSeries() ? [] : once(`s\u0000${name}\u0000${JSON.stringify(q)}`, () => this.series(name, q, nowMs, rows)),
       latest: (name: string, q: LatestQuery = {}) =>
         this.noSeries() ? [] : once(`l\u0000${name}\u0000${JSON.stringify(q)}`, () => this.latest(name, q, nowMs, rows)),
     };
+  }
+
+  private eventCounts(kinds: readonly EventKind[], q: EventCountQuery, nowMs: number): number[] {
+    const untilMs = Math.min(q.untilMs, nowMs + 1);
+    const rows = this.prepare(RULE_VIEW_SQL.eventCounts(kinds.length))
+      .all(untilMs, q.bucketMs, ...kinds, q.target, untilMs - q.buckets * q.bucketMs, untilMs) as Array<{ back: number; n: number }>;
+    const counts = new Array<number>(q.buckets).fill(0);
+    for (const { back, n } of rows) counts[back] = n;
+    return counts;
   }
 
   private events<K extends EventKind>(kind: K, q: EventQuery, nowMs: number): Array<RuleEvent<K>> {
