@@ -15,6 +15,7 @@ const run = (minute: number, elapsedS: number, d: Partial<AutovacuumDetails> = {
   eventOf('autovacuum', autovacuumDetails({ database: 'shop', table: 'orders', elapsed_s: elapsedS, ...d }), { tsMs: T0 + minute * MINUTE });
 // Four usual runs of 60-90 s in the last hours.
 const usual = [run(-600, 60), run(-480, 90), run(-360, 70), run(-240, 80)];
+const usualAggressive = [run(-590, 60, { aggressive: true }), run(-470, 90, { aggressive: true }), run(-350, 70, { aggressive: true }), run(-230, 80, { aggressive: true })];
 
 // pg_stat_user_tables every 10 min.
 const TABLE = 'datname="shop",schemaname="public",relname="events"';
@@ -33,8 +34,13 @@ describe('autovacuum-abnormal: a run far slower than the table\'s own', () => {
     ['quiet: only two earlier runs to compare with', [run(-480, 60), run(-360, 60), run(-1, 600)], null],
     ['quiet: the slow run ended more than an hour ago', [...usual, run(-61, 600)], null],
     ['says why: aggressive, several index passes, most of it asleep in the cost delay',
-      [...usual, run(-1, 1200, { aggressive: true, wraparound: true, index_scans: 3, delay_time_ms: 900_000 })],
-      /took 20 min, 16× .*: an aggressive run to prevent wraparound \(it scans every page not yet frozen\); 3 index passes: .*; 75% of it asleep in the cost delay/],
+      [...usualAggressive, run(-1, 1200, { aggressive: true, wraparound: true, index_scans: 3, delay_time_ms: 900_000 })],
+      /took 20 min, 16× its median of 75 s over its last 4 aggressive runs: an aggressive run to prevent wraparound \(it scans every page not yet frozen\); 3 index passes: .*; 75% of it asleep in the cost delay/],
+    ['quiet: the scheduled anti-wraparound run of a big table, 16× its ordinary runs (it scans every page not yet frozen)',
+      [...usual, run(-1, 1200, { aggressive: true, wraparound: true })], null],
+    ['quiet: an aggressive run with fewer than 3 aggressive runs before it', [...usual, ...usualAggressive.slice(2), run(-1, 1200, { aggressive: true })], null],
+    ['fires: an ordinary run against ordinary runs only, the aggressive ones left aside',
+      [...usual, ...usualAggressive.map((e) => ({ ...e, details: { ...e.details, elapsed_s: 3000 } })), run(-1, 375)], /took 6 min, 5× its median of 75 s over its last 4 runs$/],
   ];
   for (const [name, events, summary] of cases) {
     it(name, () => {
@@ -55,10 +61,17 @@ describe('autovacuum-abnormal: a run far slower than the table\'s own', () => {
 describe('autovacuum-abnormal: dead rows growing, autovacuum not coming', () => {
   const growing = table('n_dead_tup', '900000 950000 980000 1000000 1020000 1040000 1100000');
   const cases: Array<[string, SeriesData[], RegExp | null]> = [
-    ['fires: 900,000 -> 1,100,000 dead rows in an hour, autovacuum_count unchanged',
-      [growing, table('autovacuum_count_total', '4 4 4 4 4 4 4'), table('n_live_tup', '_ _ _ _ _ _ 9900000'),
+    ['fires: 900,000 -> 1,100,000 dead rows in an hour, past its trigger point all along, autovacuum_count unchanged',
+      [growing, table('autovacuum_count_total', '4 4 4 4 4 4 4'), table('n_live_tup', '_ _ _ _ _ _ 2000000'),
         table('last_autovacuum_timestamp_seconds', `_ _ _ _ _ _ ${(T0 - 5 * HOUR) / 1000}`)],
-      /^autovacuum has not come to shop\.public\.events while its dead rows grew from 900,000 to 1,100,000 \(10% of its rows\) in 60 min; last autovacuumed 5 h ago: /],
+      /^autovacuum has not come to shop\.public\.events while its dead rows grew from 900,000 to 1,100,000 \(35% of its rows\) in 60 min, past its trigger point of 400,050; last autovacuumed 5 h ago: /],
+    // 50 + 0.2 x 9,900,000 = 1,980,050: autovacuum is not due on this table yet.
+    ['quiet: a big table under its own trigger point (threshold + scale factor x its rows)',
+      [growing, table('autovacuum_count_total', '4 4 4 4 4 4 4'), table('n_live_tup', '_ _ _ _ _ _ 9900000')], null],
+    ['quiet: the server\'s scale factor raised (pg_settings) puts the trigger point above the dead rows',
+      [growing, table('n_live_tup', '_ _ _ _ _ _ 2000000'), seriesOf('pg_settings_autovacuum_vacuum_scale_factor', '_ _ _ _ _ _ 0.5', every10)], null],
+    ['quiet: crossed the trigger point within the hour: autovacuum may be on its way',
+      [table('n_dead_tup', '300000 _ _ _ _ _ 1100000'), table('n_live_tup', '_ _ _ _ _ _ 2000000')], null],
     ['quiet: 999,999 dead rows', [table('n_dead_tup', '800000 999999')], null],
     ['quiet: grew by 99,999 only', [table('n_dead_tup', '1000000 _ _ _ _ _ 1099999')], null],
     ['quiet: autovacuum ran (its count moved)', [growing, table('autovacuum_count_total', '4 4 4 5 5 5 5')], null],
@@ -67,7 +80,7 @@ describe('autovacuum-abnormal: dead rows growing, autovacuum not coming', () => 
     ['quiet: sampled for 20 min only', [table('n_dead_tup', '_ _ _ _ 1000000 1050000 1200000')], null],
     // Every 5 min: what the last tenth of the window (6 min) holds decides which tables are read.
     ['fires: the newest sample is null, the one 5 min before it counts',
-      [seriesOf(`pg_stat_user_tables_n_dead_tup{${TABLE}}`, '900000 _ _ _ _ _ _ _ _ _ _ 1100000 null', every5)], /grew from 900,000 to 1,100,000 in 55 min;/],
+      [seriesOf(`pg_stat_user_tables_n_dead_tup{${TABLE}}`, '900000 _ _ _ _ _ _ _ _ _ _ 1100000 null', every5)], /grew from 900,000 to 1,100,000 in 55 min, past its trigger point of 50;/],
     ['quiet: the newest sample fell under 1,000,000',
       [seriesOf(`pg_stat_user_tables_n_dead_tup{${TABLE}}`, '900000 _ _ _ _ _ _ _ _ _ _ 1100000 999999', every5)], null],
   ];

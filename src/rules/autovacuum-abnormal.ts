@@ -1,19 +1,25 @@
 /**
  * autovacuum-abnormal: autovacuum behaving unlike itself on one table, in two ways:
- * - slow: a run took far longer than that table's own runs usually do (its median over the
- *   lookback), from the autovacuum reports' `elapsed` (log_autovacuum_min_duration), so it works
- *   on a log alone. The report says why when it can: an aggressive run, several index passes
- *   (dead items did not fit in maintenance_work_mem / autovacuum_work_mem), time asleep in the cost
- *   delay (PG 18's `delay time`, track_cost_delay_timing).
- * - never coming: a table's dead rows keep growing for an hour while autovacuum does not run on it
- *   (autovacuum_count unchanged, no report, no vacuum in progress): autovacuum is off for it, all
- *   workers are busy elsewhere, or its thresholds are far off (pg_stat_user_tables).
+ * - slow: a run took far longer than that table's own runs of the same kind usually do (its
+ *   median over the lookback), from the autovacuum reports' `elapsed` (log_autovacuum_min_duration),
+ *   so it works on a log alone. Like with like: an aggressive run (anti-wraparound, every page not
+ *   yet frozen) is measured against the table's aggressive runs, an ordinary one (all-visible pages
+ *   skipped) against ordinary ones; the scheduled anti-wraparound run of a big table is always many
+ *   times its ordinary runs and is no news. The report says why when it can: an aggressive run,
+ *   several index passes (dead items did not fit in maintenance_work_mem / autovacuum_work_mem),
+ *   time asleep in the cost delay (PG 18's `delay time`, track_cost_delay_timing).
+ * - never coming: a table past its own trigger point (autovacuum_vacuum_threshold +
+ *   autovacuum_vacuum_scale_factor x its live rows: pg_settings samples, else the defaults 50 and
+ *   0.2; per-table reloptions are not read) for a whole hour, its dead rows growing, while
+ *   autovacuum does not run on it (autovacuum_count unchanged, no report, no vacuum in progress):
+ *   autovacuum is off for it, or all workers are busy elsewhere. Below the trigger point
+ *   autovacuum is not due yet: a big table collects millions of dead rows before its turn.
  * A run that cannot remove dead rows because the horizon is held is xmin-horizon-held's to tell.
  */
 import type { Labels } from '../domain/index.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
-import { citeLast } from './sample-evidence.js';
+import { citeLast, SLOW_COLLECTOR_MAX_AGE_MS } from './sample-evidence.js';
 import { formatCount, formatDuration } from './summary-format.js';
 
 export const ID = 'autovacuum-abnormal';
@@ -23,6 +29,11 @@ const LIVE = 'pg_stat_user_tables_n_live_tup';
 const AUTOVACUUMS = 'pg_stat_user_tables_autovacuum_count_total';
 const LAST_AUTOVACUUM = 'pg_stat_user_tables_last_autovacuum_timestamp_seconds';
 const IN_PROGRESS = 'pg_stat_progress_vacuum_heap_blocks';
+const VACUUM_THRESHOLD = 'pg_settings_autovacuum_vacuum_threshold';
+const VACUUM_SCALE_FACTOR = 'pg_settings_autovacuum_vacuum_scale_factor';
+/** PostgreSQL's defaults, for a server whose settings were not sampled. */
+const DEFAULT_VACUUM_THRESHOLD = 50;
+const DEFAULT_VACUUM_SCALE_FACTOR = 0.2;
 
 export interface AutovacuumAbnormalOptions {
   /** A run this many times its table's median elapsed is abnormal... */
@@ -78,7 +89,8 @@ function slowRuns(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions): 
     const elapsed = last.details.elapsed_s!;
     // Only a recent run can be news: the history is read for it alone.
     if (last.tsMs < nowMs - o.activeForMs || runs.length - 1 < o.minHistoryRuns || elapsed < o.slowMinSeconds) continue;
-    const history = runs.slice(0, -1).map((e) => e.details.elapsed_s!);
+    const history = runs.slice(0, -1).filter((e) => e.details.aggressive === last.details.aggressive).map((e) => e.details.elapsed_s!);
+    if (history.length < o.minHistoryRuns) continue;
     const usual = median(history);
     if (elapsed < o.slowRatio * usual) continue;
     const table = tableOf(last);
@@ -88,7 +100,7 @@ function slowRuns(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions): 
       target: last.target,
       labels: { table, kind: 'slow' },
       summary: `autovacuum of ${table} took ${formatDuration(elapsed * 1000)}, ${formatCount(elapsed / usual)}× its median of ` +
-        `${formatDuration(usual * 1000)} over its last ${history.length} runs${why.length > 0 ? `: ${why.join('; ')}` : ''}`,
+        `${formatDuration(usual * 1000)} over its last ${history.length} ${last.details.aggressive ? 'aggressive ' : ''}runs${why.length > 0 ? `: ${why.join('; ')}` : ''}`,
       evidence: evidenceOf({
         eventIds: [last.id],
         facts: { table, elapsed_s: elapsed, median_elapsed_s: usual, history_runs: history.length, index_scans: last.details.index_scans, aggressive: last.details.aggressive },
@@ -135,6 +147,9 @@ function neverComing(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions
     const table = `${labels.datname}.${labels.schemaname}.${labels.relname}`;
     if (reported.has(`${target}\u0000${table}`) || vacuumedIn(view, target, labels, sinceMs)) continue;
     const live = view.latest(LIVE, { target, labels })[0]?.value ?? null;
+    // Due for the whole window, or autovacuum was right not to come yet.
+    const trigger = triggerPoint(view, target, live);
+    if (first.value! < trigger) continue;
     const lastRunS = view.latest(LAST_AUTOVACUUM, { target, labels })[0]?.value ?? null;
     const share = live !== null && live + last.value! > 0 ? ` (${Math.round((last.value! / (live + last.value!)) * 100)}% of its rows)` : '';
     const lastRun = lastRunS === null ? 'never autovacuumed since the statistics were reset' : `last autovacuumed ${formatDuration(nowMs - lastRunS * 1000)} ago`;
@@ -143,14 +158,20 @@ function neverComing(view: RuleView, nowMs: number, o: AutovacuumAbnormalOptions
       target,
       labels: { table, kind: 'not_vacuumed' },
       summary: `autovacuum has not come to ${table} while its dead rows grew from ${formatCount(first.value!)} to ${formatCount(last.value!)}${share} ` +
-        `in ${formatDuration(last.tsMs - first.tsMs)}; ${lastRun}: autovacuum off for the table, every worker busy elsewhere, or thresholds far off`,
+        `in ${formatDuration(last.tsMs - first.tsMs)}, past its trigger point of ${formatCount(trigger)}; ${lastRun}: autovacuum off for the table, or every worker busy elsewhere`,
       evidence: evidenceOf({
         series: [citeLast(dead)],
-        facts: { table, dead_tuples: last.value!, dead_tuples_growth: last.value! - first.value!, live_tuples: live, last_autovacuum_s: lastRunS },
+        facts: { table, dead_tuples: last.value!, dead_tuples_growth: last.value! - first.value!, live_tuples: live, trigger_dead_tuples: trigger, last_autovacuum_s: lastRunS },
       }),
     });
   }
   return findings;
+}
+
+/** Dead rows past which autovacuum is due on a table: threshold + scale factor x its rows (n_live_tup stands for reltuples). */
+function triggerPoint(view: RuleView, target: string, live: number | null): number {
+  const setting = (name: string, fallback: number) => view.latest(name, { target, maxAgeMs: SLOW_COLLECTOR_MAX_AGE_MS })[0]?.value ?? fallback;
+  return Math.round(setting(VACUUM_THRESHOLD, DEFAULT_VACUUM_THRESHOLD) + setting(VACUUM_SCALE_FACTOR, DEFAULT_VACUUM_SCALE_FACTOR) * (live ?? 0));
 }
 
 /** autovacuum_count moved in the window, or a vacuum of the table is running now. */
