@@ -264,6 +264,16 @@ export async function runConnectionsBench(): Promise<void> {
     await scheduler.stop();
     scheduler = null;
 
+    const sampledInTwo = [...firstSampledMs.values()].filter((ms) => ms <= 2 * USER_TABLES_INTERVAL_MS).length;
+    say(`application: ${APP_SESSIONS} sessions as role ${APP_ROLE}, one closed and another opened every 100 ms`);
+    say(`pgvigil (default budget: collectors.max_connections 3, min_free_connections 5), on its own timers for up to 2 x ${USER_TABLES_INTERVAL_MS / 1000} s:`);
+    say(`  databases whose tables were sampled within two intervals: ${sampledInTwo} of ${names.length}` +
+      (firstSampledMs.size > 0 ? `; the last at ${(Math.max(...firstSampledMs.values()) / 1000).toFixed(1)} s` : ''));
+    say(`  ${describePhase(onTimers)}; the budget's own peak ${onTimersStats?.peakOpen}, connects ${onTimersStats?.connects}, skipped ${onTimersStats?.skippedConnects}`);
+    say(`pgvigil, ${runs} full cycles (every collector on an interval up to ${FULL_CYCLE_MAX_INTERVAL_MS / 1000} s), median (range):`);
+    say(`  wall ${stat(cycleWall)}; pgvigil CPU ${stat(cycleCpu)}; server CPU ${stat(cycleServerCpu)} (10 ms ticks, exited backends included)`);
+    say(`  ${describePhase(cycles)}; connects ${cycleStats.connects} (a connect per database visit: ${databases} databases, budget ${cycleStats.peakOpen} at most)`);
+
     // The exporter, on the same server, as another pg_monitor role.
     const scrapeWall: number[] = [];
     const scrapeCpu: number[] = [];
@@ -278,7 +288,7 @@ export async function runConnectionsBench(): Promise<void> {
         const serverBefore = serverCpuSeconds(server.dataDir) ?? 0;
         const cpuBefore = cpuSecondsOf([started.proc.pid!]);
         const scrapeStarted = performance.now();
-        const text = await fetch(started.url, { signal: AbortSignal.timeout(scrapeTimeoutMs) }).then((r) => r.text(), () => null);
+        const text = await fetch(started.url, { signal: AbortSignal.timeout(scrapeTimeoutMs) }).then((r) => r.text()).catch(() => null);
         scrapeWall.push(performance.now() - scrapeStarted);
         scrapeCpu.push((cpuSecondsOf([started.proc.pid!]) - cpuBefore) * 1000);
         scrapeServerCpu.push(((serverCpuSeconds(server.dataDir) ?? 0) - serverBefore) * 1000);
@@ -292,15 +302,6 @@ export async function runConnectionsBench(): Promise<void> {
       }
     });
 
-    const sampledInTwo = [...firstSampledMs.values()].filter((ms) => ms <= 2 * USER_TABLES_INTERVAL_MS).length;
-    say(`application: ${APP_SESSIONS} sessions as role ${APP_ROLE}, one closed and another opened every 100 ms`);
-    say(`pgvigil (default budget: collectors.max_connections 3, min_free_connections 5), on its own timers for up to 2 x ${USER_TABLES_INTERVAL_MS / 1000} s:`);
-    say(`  databases whose tables were sampled within two intervals: ${sampledInTwo} of ${names.length}` +
-      (firstSampledMs.size > 0 ? `; the last at ${(Math.max(...firstSampledMs.values()) / 1000).toFixed(1)} s` : ''));
-    say(`  ${describePhase(onTimers)}; the budget's own peak ${onTimersStats?.peakOpen}, connects ${onTimersStats?.connects}, skipped ${onTimersStats?.skippedConnects}`);
-    say(`pgvigil, ${runs} full cycles (every collector on an interval up to ${FULL_CYCLE_MAX_INTERVAL_MS / 1000} s), median (range):`);
-    say(`  wall ${stat(cycleWall)}; pgvigil CPU ${stat(cycleCpu)}; server CPU ${stat(cycleServerCpu)} (10 ms ticks, exited backends included)`);
-    say(`  ${describePhase(cycles)}; connects ${cycleStats.connects} (a connect per database visit: ${databases} databases, budget ${cycleStats.peakOpen} at most)`);
     say(`prometheus-postgres-exporter 0.11.1 (--auto-discover-databases, example per-table queries), ${runs} scrapes` +
       `${timedOut > 0 ? ` (${timedOut} given up after ${scrapeTimeoutMs / 1000} s: counted at that time)` : ''}:`);
     say(`  wall ${stat(scrapeWall)}; exporter CPU ${stat(scrapeCpu)}; server CPU ${stat(scrapeServerCpu)}`);

@@ -32,9 +32,9 @@ export async function startExporter(dsn: string, dir: string): Promise<{ url: st
     env: { PATH: process.env.PATH, DATA_SOURCE_NAME: dsn },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const url = `http://127.0.0.1:${port}/metrics`;
-  await waitUntil(async () => (await fetch(url)).ok, 20_000, 'postgres_exporter answering');
-  return { url, proc };
+  // Its landing page, not /metrics: a scrape of a thousand databases takes minutes.
+  await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/`)).ok, 20_000, 'postgres_exporter answering');
+  return { url: `http://127.0.0.1:${port}/metrics`, proc };
 }
 
 /** CPU seconds (user + system) of a process, or of several, from /proc. */
