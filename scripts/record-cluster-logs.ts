@@ -8,7 +8,10 @@
  *
  * Not part of the test run (it takes about a minute): run it by hand, then review the diff.
  *
- *   npx tsx scripts/record-cluster-logs.ts [--out test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflict]
+ *   npx tsx scripts/record-cluster-logs.ts [--delay-seconds 30] [--out test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflict]
+ *
+ * --delay-seconds sets max_standby_streaming_delay, the length of the wait (75 for a standby past
+ * a load balancer's 60 s limit).
  *
  * Writes primary.log and standby.log (each server's log files from its start, byte for byte,
  * concatenated) and case.json (version, settings, what happened).
@@ -24,17 +27,20 @@ const OUT_DIR = 'test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflic
 const TABLE = 'orders_archive';
 /** postgresql.conf of both servers, beyond the harness's defaults (src/demo/pg-cluster.ts). */
 const PRIMARY_SETTINGS = { log_statement: 'ddl' } as const;
-const STANDBY_SETTINGS = {
-  max_standby_streaming_delay: '30s', log_recovery_conflict_waits: true, hot_standby_feedback: false, deadlock_timeout: '1s',
-} as const;
+const standbySettings = (delaySeconds: number) => ({
+  max_standby_streaming_delay: `${delaySeconds}s`, log_recovery_conflict_waits: true, hot_standby_feedback: false, deadlock_timeout: '1s',
+});
 /** The primary keeps writing while replay waits, so received WAL piles up behind the DROP. */
 const WRITE_EVERY_MS = 500;
 /** Log after the wait ends, so replay's moving on shows in the logs' time. */
 const AFTER_WAIT_MS = 15_000;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: OUT_DIR } } });
+  const { values } = parseArgs({ options: { out: { type: 'string', default: OUT_DIR }, 'delay-seconds': { type: 'string', default: '30' } } });
   const outDir = values.out ?? OUT_DIR;
+  const delaySeconds = Number(values['delay-seconds']);
+  if (!(delaySeconds > 0)) throw new Error(`--delay-seconds must be a positive number, got ${values['delay-seconds']}`);
+  const STANDBY_SETTINGS = standbySettings(delaySeconds);
   const primary = await startPrimary({ version: 18, name: 'cluster-primary', settings: PRIMARY_SETTINGS });
   const standby = await startStandby(primary, { name: 'cluster_standby', settings: STANDBY_SETTINGS });
   try {
@@ -58,7 +64,7 @@ async function main(): Promise<void> {
     })();
     await primary.query(`DROP TABLE ${TABLE}`);
     // max_standby_streaming_delay runs out; the standby terminates the idle reader and replay goes on.
-    await standby.waitForLog(/recovery finished waiting after [\d.]+ ms: recovery conflict on lock/, 60_000);
+    await standby.waitForLog(/recovery finished waiting after [\d.]+ ms: recovery conflict on lock/, (delaySeconds + 30) * 1000);
     await new Promise((r) => setTimeout(r, AFTER_WAIT_MS));
     writing = false;
     await ticks;
@@ -82,7 +88,7 @@ async function main(): Promise<void> {
       reader_pid: reader.pid,
       description: `A standby transaction (pid ${reader.pid}, log_statement = all in its session) read ${TABLE} and stayed open; ` +
         `the primary dropped ${TABLE} while writing a row every ${WRITE_EVERY_MS} ms; the standby's replay waited on the ` +
-        "reader's lock until max_standby_streaming_delay (30 s) ran out and the reader was terminated.",
+        `reader's lock until max_standby_streaming_delay (${delaySeconds} s) ran out and the reader was terminated.`,
       recorded_at: new Date().toISOString().slice(0, 10),
       recorded_with: 'scripts/record-cluster-logs.ts',
     }, null, 2)}\n`);

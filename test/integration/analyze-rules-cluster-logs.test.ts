@@ -23,15 +23,17 @@ const CASE = 'test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflict';
 const PRIMARY = path.join(CASE, 'primary.log');
 const STANDBY = path.join(CASE, 'standby.log');
 const GOLDEN_DIR = path.join(ROOT, 'test/fixtures/analyze-rules');
+/** The same incident with max_standby_streaming_delay = 75s: past a load balancer's 60 s. */
+const STANDBY_75S = 'test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflict-75s/standby.log';
 
 const raw = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const STILL_WAITING = /^(\S+ \S+) UTC \[(\d+)\] LOG: {2}recovery still waiting after ([\d.]+) ms: recovery conflict on lock\n\S+ \S+ UTC \[\d+\] DETAIL: {2}Conflicting process: (\d+)\./m;
 const FINISHED = /^(\S+ \S+) UTC \[\d+\] LOG: {2}recovery finished waiting after [\d.]+ ms: recovery conflict on lock$/m;
 
 /** The wait as the standby logged it: when it began, who was in the way, when it ended. */
-function loggedWait(): { startMs: number; pid: number; endIso: string } {
-  const waiting = STILL_WAITING.exec(raw(STANDBY))!;
-  const finished = FINISHED.exec(raw(STANDBY))!;
+function loggedWait(file = STANDBY): { startMs: number; pid: number; endIso: string } {
+  const waiting = STILL_WAITING.exec(raw(file))!;
+  const finished = FINISHED.exec(raw(file))!;
   return {
     startMs: Date.parse(`${waiting[1]!.replace(' ', 'T')}Z`) - Number(waiting[3]),
     pid: Number(waiting[4]),
@@ -121,5 +123,16 @@ describe('analyze --rules on a real primary and standby: replay waits 30 s on a 
     writeFileSync(standby2, `${lines.slice(0, ready + 1).join('\n')}\n`);
     const [stalled] = await alertsOf([PRIMARY, STANDBY, standby2]);
     expect(stalled?.summary).toMatch(/, probably for DROP TABLE of \w+ on primary at /);
+  });
+
+  it('a 75 s wait: replica-lag-over-lb-limit fires from the standby\'s log once the wait passes 60 s, with nothing logged then', async () => {
+    const alerts = await alertsOf([STANDBY_75S]);
+    golden('pg18-standby-lock-conflict-75s', alerts);
+    const wait = loggedWait(STANDBY_75S);
+    const lag = alerts.find((a) => a.rule === 'replica-lag-over-lb-limit');
+    // The first 5 s step at which the wait is past 60 s.
+    expect(lag?.started_at).toBe(new Date(Math.floor((wait.startMs + 60_000) / 5_000) * 5_000 + 5_000).toISOString());
+    expect(lag?.ended_at).toBe(wait.endIso);
+    expect(lag?.summary).toMatch(new RegExp(`^standby is at least \\d+ s behind the primary, past the 60 s at which load balancers drop it: replay waiting on a lock held by standby query pid ${wait.pid} `));
   });
 });
