@@ -76,6 +76,17 @@ describe('buildNotifiers', () => {
     expect(waitOf('pd-no-wait.yaml', ', group_wait_ms: 0')).toBe(0);
   });
 
+  it('gives each channel its min_severity: PagerDuty error, Alertmanager and webhooks warning, unless configured', () => {
+    const minOf = (name: string, yaml: string) => notifiersFrom(name, yaml).map((n) => [n.channel, n.minSeverity]);
+    const channels = `pagerduty: { routing_key: ${ROUTING_KEY} }\n  alertmanager: { url: "http://am:9093" }\n  webhooks: [{ url: "http://hook/a" }]`;
+    expect(minOf('sev-default.yaml', `notify:\n  ${channels}\n`)).toEqual([['pagerduty', 'error'], ['alertmanager', 'warning'], ['webhook', 'warning']]);
+    const configured = `notify:\n  pagerduty: { routing_key: ${ROUTING_KEY}, min_severity: critical }\n  alertmanager: { url: ["http://am1:9093", "http://am2:9093"], min_severity: info }\n` +
+      '  webhooks: [{ url: "http://hook/a", name: chat, min_severity: error }]\n';
+    expect(minOf('sev-set.yaml', configured)).toEqual([
+      ['pagerduty', 'critical'], ['alertmanager:am1:9093', 'info'], ['alertmanager:am2:9093', 'info'], ['webhook:chat', 'error'],
+    ]);
+  });
+
   it('takes the PagerDuty routing key from the environment when the file gives none', () => {
     const file = join(dir, 'pd-env.yaml');
     writeFileSync(file, 'notify:\n  pagerduty: {}\n');
