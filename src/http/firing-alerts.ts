@@ -3,7 +3,7 @@
  * alert's identifying labels, so Prometheus can graph and alert on them too. Kept current from
  * AlertStore transitions; a resolved alert's series disappears.
  *
- * pgvigil_alert_summary_info carries each firing alert's one-line summary (the cause, which is
+ * pgvigil_alert_cause_info carries each firing alert's one-line summary (the cause, which is
  * the point of pgvigil) beside it, joined on `dedup_key`. It is a family of its own because a
  * summary changes while the alert lasts ("waited 6 s" -> "waited 11 s"): as a label of
  * pgvigil_alert_firing it would end the Prometheus alert and start a new one at each change. The
@@ -16,9 +16,9 @@ import { labelName } from '../notify/alertmanager.js';
 import { familyHeader, formatLabels } from './exposition.js';
 
 export const ALERT_FIRING_METRIC = 'pgvigil_alert_firing';
-export const ALERT_SUMMARY_METRIC = 'pgvigil_alert_summary_info';
+export const ALERT_CAUSE_METRIC = 'pgvigil_alert_cause_info';
 const FIRING_HEADER = familyHeader(ALERT_FIRING_METRIC, 'gauge', 'Alerts pgvigil has firing (1 per alert), with the rule, severity, dedup key and identifying labels.');
-const SUMMARY_HEADER = familyHeader(ALERT_SUMMARY_METRIC, 'gauge', 'The summary of each firing alert (always 1), joined to pgvigil_alert_firing on dedup_key.');
+const SUMMARY_HEADER = familyHeader(ALERT_CAUSE_METRIC, 'gauge', 'The summary of each firing alert (always 1), joined to pgvigil_alert_firing on dedup_key.');
 const OWN_LABELS = new Set(['target', 'rule', 'severity', 'dedup_key', 'summary']);
 
 interface AlertLines {
@@ -43,7 +43,7 @@ export class FiringAlerts {
     }
     this.lines.set(alert.id, {
       firing: `${ALERT_FIRING_METRIC}${formatLabels(pairs)} 1\n`,
-      summary: `${ALERT_SUMMARY_METRIC}${formatLabels([...identity, ['summary', alert.summary]])} 1\n`,
+      summary: `${ALERT_CAUSE_METRIC}${formatLabels([...identity, ['summary', alert.summary]])} 1\n`,
     });
   }
 

@@ -444,9 +444,29 @@ describe('Metrics of pgvigil itself', () => {
     const text = await metrics.render();
     expect(text).toContain('pgvigil_alert_firing{target="db1",rule="before-attach",dedup_key="b",severity="info"} 1\n');
     expect(text).toContain('pgvigil_alert_firing{target="db1",rule="vacuum-held-back",dedup_key="k",severity="critical",table_name="orders"} 1\n');
-    expect(text).toContain('pgvigil_alert_summary_info{target="db1",rule="vacuum-held-back",dedup_key="k",summary="s"} 1\n');
+    expect(text).toContain('pgvigil_alert_cause_info{target="db1",rule="vacuum-held-back",dedup_key="k",summary="s"} 1\n');
     alerts.resolve('k', 3);
     expect(await metrics.render()).not.toContain('vacuum-held-back');
+  });
+
+  it('exports the failure counters at 0 before their first failure, for every known reason', async () => {
+    const { scrape, writer } = setup({
+      sources: {
+        tailers: () => [{ target: 'db1', source: '/pglog', linesRead: 0, bytesRead: 0, parseFailures: {}, lagBytes: null, lagSeconds: null }],
+        collectors: () => [{ target: 'db1', collector: 'pg_standby', polls: 0, errorsByCode: {}, lastDurationMs: null }],
+        notifiers: () => [{ channel: 'pagerduty', queueDepth: 0, rejected: 0, delivered: 0, failures: {} }],
+      },
+    });
+    writer.enqueue({ samples: [sample('pg_a', {}, 1)] });
+    writer.flush();
+    const got = await scrape();
+    for (const reason of ['prefix_mismatch', 'invalid_timestamp', 'csv_malformed', 'json_malformed', 'not_postgres']) {
+      expect(got.get(`pgvigil_log_parse_failures_total{target="db1",source="/pglog",reason="${reason}"}`), reason).toBe(0);
+    }
+    expect(got.get('pgvigil_collector_errors_total{target="db1",collector="pg_standby",code="57014"}')).toBe(0);
+    for (const reason of ['network', 'timeout', 'http_429', 'http_5xx', 'rejected']) {
+      expect(got.get(`pgvigil_notifier_failures_total{channel="pagerduty",reason="${reason}"}`), reason).toBe(0);
+    }
   });
 
   it('reads the components stats getters in the background each second, and at a scrape that finds them older', async () => {

@@ -25,7 +25,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Alert, Clock } from '../domain/index.js';
 import type { FlushResult } from '../store/store-writer.js';
 import { CONTENT_TYPE } from './exposition.js';
-import { ALERT_FIRING_METRIC, ALERT_SUMMARY_METRIC, FiringAlerts } from './firing-alerts.js';
+import { ALERT_FIRING_METRIC, ALERT_CAUSE_METRIC, FiringAlerts } from './firing-alerts.js';
 import { gzipPrefix, gzipWithTail, type GzipPrefix } from './gzip-parts.js';
 import { LatestSamples, type MetricDescription, type RefusalReason } from './latest-samples.js';
 import { LogMetrics } from './log-metrics.js';
@@ -239,7 +239,7 @@ export class Metrics {
   }
 
   private reservedNames(): Set<string> {
-    const names = new Set<string>([ALERT_FIRING_METRIC, ALERT_SUMMARY_METRIC, ...this.self.names()]);
+    const names = new Set<string>([ALERT_FIRING_METRIC, ALERT_CAUSE_METRIC, ...this.self.names()]);
     for (const metric of [...this.registry.getMetricsAsArray(), ...this.logRegistry.getMetricsAsArray()]) {
       const name = metric.name;
       for (const suffix of ['', '_bucket', '_sum', '_count']) names.add(name + suffix);

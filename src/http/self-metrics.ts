@@ -14,8 +14,21 @@ import { createHistogram } from 'node:perf_hooks';
 import { getHeapStatistics, type HeapInfo } from 'node:v8';
 import type { Clock } from '../domain/index.js';
 import type { ForwardStats } from '../forward/forwarder.js';
-import type { ChannelStats } from '../notify/outbox.js';
+import { FAILURE_CLASSES, type ChannelStats } from '../notify/outbox.js';
+import { UNPARSED_REASONS } from '../parsers/framer.js';
 import { familyHeader, formatLabels, formatValue } from './exposition.js';
+
+/**
+ * A counter's series are exported at 0 from the start for the labels known in advance: a rate()
+ * over a series that appears with its first failure misses that failure, and a dashboard shows
+ * "no data" where it means none. Collector errors are by SQLSTATE, an open set: the statement
+ * timeout, the one a busy server gives, stands for them.
+ */
+const COLLECTOR_ERROR_CODES_AT_START = ['57014'] as const;
+
+function withZeros(counts: Readonly<Record<string, number>>, known: readonly string[]): Array<[string, number]> {
+  return [...known.filter((k) => !Object.hasOwn(counts, k)).map((k): [string, number] => [k, 0]), ...Object.entries(counts)];
+}
 
 export interface TailerStats {
   target: string;
@@ -169,7 +182,7 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
     { name: 'pgvigil_log_read_bytes_total', type: 'counter', help: 'Log bytes read by the tailer.', labelNames: ['target', 'source'], read: () => tailers().map((t) => [tailerLabels(t), t.bytesRead]) },
     {
       name: 'pgvigil_log_parse_failures_total', type: 'counter', help: 'Log lines or entries pgvigil could not parse, by reason.', labelNames: ['target', 'source', 'reason'],
-      read: () => tailers().flatMap((t) => Object.entries(t.parseFailures).map(([reason, n]): Reading => [{ ...tailerLabels(t), reason }, n])),
+      read: () => tailers().flatMap((t) => withZeros(t.parseFailures, UNPARSED_REASONS).map(([reason, n]): Reading => [{ ...tailerLabels(t), reason }, n])),
     },
     { name: 'pgvigil_log_lag_bytes', type: 'gauge', help: 'Bytes between the tailer and the end of the log file it reads.', labelNames: ['target', 'source'], read: () => tailers().map((t) => [tailerLabels(t), t.lagBytes]) },
     { name: 'pgvigil_log_lag_seconds', type: 'gauge', help: 'How far behind the newest log entry read is.', labelNames: ['target', 'source'], read: () => tailers().map((t) => [tailerLabels(t), t.lagSeconds]) },
@@ -177,7 +190,7 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
     { name: 'pgvigil_collector_polls_total', type: 'counter', help: 'Polls run per collector.', labelNames: ['target', 'collector'], read: () => collectors().map((c) => [collectorLabels(c), c.polls]) },
     {
       name: 'pgvigil_collector_errors_total', type: 'counter', help: 'Polls that failed per collector, by error code (SQLSTATE such as 57014 for a timeout, errno, bad_row).', labelNames: ['target', 'collector', 'code'],
-      read: () => collectors().flatMap((c) => Object.entries(c.errorsByCode).map(([code, n]): Reading => [{ ...collectorLabels(c), code }, n])),
+      read: () => collectors().flatMap((c) => withZeros(c.errorsByCode, COLLECTOR_ERROR_CODES_AT_START).map(([code, n]): Reading => [{ ...collectorLabels(c), code }, n])),
     },
     {
       name: 'pgvigil_collector_last_duration_seconds', type: 'gauge', help: 'Duration of the latest poll per collector.', labelNames: ['target', 'collector'],
@@ -196,7 +209,7 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
     { name: 'pgvigil_notifier_delivered_total', type: 'counter', help: 'Notifications receivers accepted.', labelNames: ['channel'], read: () => channels().map((c) => [{ channel: c.channel }, c.delivered]) },
     {
       name: 'pgvigil_notifier_failures_total', type: 'counter', help: 'Failed delivery attempts per channel and reason (network, timeout, http_429, http_5xx, rejected).', labelNames: ['channel', 'reason'],
-      read: () => channels().flatMap((c) => Object.entries(c.failures).map(([reason, n]): Reading => [{ channel: c.channel, reason }, n])),
+      read: () => channels().flatMap((c) => withZeros(c.failures, FAILURE_CLASSES).map(([reason, n]): Reading => [{ channel: c.channel, reason }, n])),
     },
 
     { name: 'pgvigil_forward_lag_seconds', type: 'gauge', help: 'Seconds since forwarding to the central database last had nothing waiting; 0 when caught up.', labelNames: [], read: () => one(forward?.().lagSeconds) },

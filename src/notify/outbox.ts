@@ -48,7 +48,9 @@ export interface ChannelStats {
   failures: Record<string, number>;
 }
 
-type FailureClass = 'network' | 'timeout' | 'http_408' | 'http_429' | 'http_5xx' | 'rejected';
+/** Why a delivery attempt failed, as pgvigil_notifier_failures_total's `reason`. */
+export const FAILURE_CLASSES = ['network', 'timeout', 'http_408', 'http_429', 'http_5xx', 'rejected'] as const;
+type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 export class Outbox implements Component {
   readonly name = 'outbox';

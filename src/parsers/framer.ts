@@ -41,24 +41,26 @@ export interface Framer {
 }
 
 /** Why a line did not become (part of) an entry. Operator-visible, so snake_case. */
-export type UnparsedReason =
-  | 'prefix_mismatch'
-  | 'blank_line'
-  | 'orphan_continuation'
-  | 'orphan_field'
-  | 'invalid_timestamp'
-  | 'unknown_time_zone'
-  | 'ambiguous_time_zone'
-  | 'nonexistent_local_time'
-  | 'syslog_header_mismatch'
-  | 'csv_malformed'
-  | 'csv_truncated'
-  | 'csv_column_count'
-  | 'json_malformed'
-  | 'json_missing_field'
-  | 'unknown_severity'
+export const UNPARSED_REASONS = [
+  'prefix_mismatch',
+  'blank_line',
+  'orphan_continuation',
+  'orphan_field',
+  'invalid_timestamp',
+  'unknown_time_zone',
+  'ambiguous_time_zone',
+  'nonexistent_local_time',
+  'syslog_header_mismatch',
+  'csv_malformed',
+  'csv_truncated',
+  'csv_column_count',
+  'json_malformed',
+  'json_missing_field',
+  'unknown_severity',
   /** Another program's line in an envelope stream (CloudNativePG's instance manager, Cloud Logging). */
-  | 'not_postgres';
+  'not_postgres',
+] as const;
+export type UnparsedReason = (typeof UNPARSED_REASONS)[number];
 
 export interface UnparsedExample {
   reason: UnparsedReason;

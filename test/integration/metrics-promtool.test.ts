@@ -74,8 +74,8 @@ describeWithTool('promtool', '/metrics of pgvigil watching PostgreSQL 18', () =>
     expect(exposition).toMatch(/^pg_xmin_horizon_holder_age_xids\{target="primary",application_name="horizon-holder",[^}]*kind="backend"[^}]*\} \d+$/m);
     expect(exposition).not.toMatch(/[{,](query|pid|blocking_pids|leader_pid|owner_pid)="/);
     expect(exposition).toMatch(/^pg_stat_user_tables_n_dead_tup\{target="primary",datname="postgres",relname="t1",schemaname="public"\} \d+$/m);
-    expect(exposition).toMatch(/^pgvigil_alert_firing\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary\/[^"]+",severity="warning",holder="horizon-holder",holder_type="session"\} 1$/m);
-    expect(exposition).toMatch(/^pgvigil_alert_summary_info\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary\/[^"]+",summary="[^"]*horizon[^"]*"\} 1$/m);
+    expect(exposition).toMatch(/^pgvigil_alert_firing\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary",severity="warning",holder="horizon-holder",holder_type="session"\} 1$/m);
+    expect(exposition).toMatch(/^pgvigil_alert_cause_info\{target="primary",rule="xmin-horizon-held",dedup_key="xmin-horizon-held\/primary",summary="a session holds the xmin horizon"\} 1$/m);
     expect(exposition).toMatch(/^pgvigil_collector_polls_total\{target="standby",collector="pg_standby"\} [1-9]/m);
   });
 
