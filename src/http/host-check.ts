@@ -12,7 +12,8 @@
 import type { FastifyInstance } from 'fastify';
 import { isLoopback } from '../lib/listen-address.js';
 
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+/** How a client on this host names it. */
+export const LOOPBACK_NAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 /** The host part of a Host header, lower-cased: `[::1]:9899` -> `[::1]`, `Localhost:80` -> `localhost`. */
 export function hostName(header: string): string {

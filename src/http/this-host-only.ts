@@ -9,12 +9,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { isLoopback } from '../lib/listen-address.js';
-import { hostName } from './host-check.js';
+import { hostName, LOOPBACK_NAMES } from './host-check.js';
 
 /** Paths every host may read without a token. */
 export const OPEN_PATHS: ReadonlySet<string> = new Set(['/metrics', '/healthz']);
 
-const HOST_NAMES_OF_HERE = new Set(['localhost', '127.0.0.1', '[::1]']);
+const HOST_NAMES_OF_HERE = new Set(LOOPBACK_NAMES);
 
 /** Whether a peer address is this host (`::ffff:127.0.0.1` is IPv4's loopback on a dual-stack socket). */
 export function isLoopbackPeer(address: string | undefined): boolean {

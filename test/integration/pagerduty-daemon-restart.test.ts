@@ -11,7 +11,7 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, expect, it, onTestFailed } from 'vitest';
@@ -131,7 +131,8 @@ it('pages once for a crash seen while PagerDuty was down, after pgvigil itself w
     const trigger = acceptedFor(key)[0]!.body;
     expect(trigger).toMatchObject({
       routing_key: ROUTING_KEY, event_action: 'trigger', client: 'pgvigil',
-      payload: { source: 'primary', severity: 'critical', class: 'server-crashed', group: 'shop', custom_details: { rule_id: 'server-crashed', target: 'primary', firing: 1 } },
+      // The server by name and address: this machine, for a server on 127.0.0.1.
+      payload: { source: `primary (${hostname()}:${new URL(primary.dsn()).port})`, severity: 'critical', class: 'server-crashed', group: 'shop', custom_details: { rule_id: 'server-crashed', target: 'primary', firing: 1 } },
     });
     expect((trigger.payload as { summary: string }).summary).toMatch(new RegExp(
       `^client backend pid ${victimPid} was killed by signal 9 \\(Killed: on Linux almost always the OOM killer\\) while running: SELECT pg_sleep\\(\\?\\); the server terminated every connection`,
