@@ -87,6 +87,9 @@ describe('rules on a live PostgreSQL 18: a slot retaining WAL, a lock-timeout st
         'relations: orders 25; databases: postgres 25; causes in lock-timeouts');
       expect(JSON.parse(fired!.evidence).eventIds).toHaveLength(20);
       expect(alerts('error-storm')).toHaveLength(1);
+      // Each cause on its own, as info: one alert for the table, however many timeouts.
+      expect(alerts('lock-timeouts').map((a) => [a.severity, a.state])).toEqual([['info', 'firing']]);
+      expect(alerts('lock-timeouts')[0]!.summary).toMatch(/^\d+ statements? cancelled by lock_timeout on postgres\.orders \(primary\) since \d\d:\d\d:\d\d UTC/);
 
       await waitUntil(() => alerts('error-storm')[0]?.state === 'resolved', WAIT_MS, 'the alert to resolve once the window holds no storm');
       expect(transitions(fired!.id)).toEqual(['firing', 'resolved']);
