@@ -5,6 +5,7 @@
  * Never: forwarding or reading rows.
  */
 import type pg from 'pg';
+import { errorCode } from '../lib/pg-errors.js';
 import { CENTRAL_MIGRATIONS } from './central-migrations.js';
 
 /** Days of partitions created ahead of today (and one behind, for late rows near midnight). */
@@ -82,11 +83,28 @@ export async function requireCentralSchema(client: Queryable): Promise<void> {
   throw new CentralSchemaError('CENTRAL_NEWER', `the central schema is at version ${version}, newer than this pgvigil knows (${CENTRAL_MIGRATIONS.length}); upgrade pgvigil.`);
 }
 
-/** Creates the missing daily partitions for these UTC days ('YYYY-MM-DD'); returns how many. */
+const DUPLICATE_TABLE = '42P07';
+/** events, alerts, alert_transitions, samples: each has a partition per day. */
+const PARTITIONED_TABLES = 4;
+
+/**
+ * Creates the missing daily partitions for these UTC days ('YYYY-MM-DD'); returns how many. Two
+ * forwarders missing the same day race: the one that waited for the other's lock checks again,
+ * but reads a catalog cache that has not seen the other's commit (an advisory lock, unlike a
+ * relation lock, does not refresh it), and its CREATE TABLE fails with "already exists". The
+ * failed call created nothing (one statement); called again, in a new transaction, it sees the
+ * partition. Each such failure means another forwarder made one, so it ends within as many calls.
+ */
 export async function ensureDayPartitions(client: Queryable, days: readonly string[]): Promise<number> {
   if (days.length === 0) return 0;
-  const result = await client.query<{ created: number }>('SELECT pgvigil.ensure_day_partitions($1::date[]) AS created', [days]);
-  return result.rows[0]?.created ?? 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await client.query<{ created: number }>('SELECT pgvigil.ensure_day_partitions($1::date[]) AS created', [days]);
+      return result.rows[0]?.created ?? 0;
+    } catch (err) {
+      if (errorCode(err) !== DUPLICATE_TABLE || attempt > days.length * PARTITIONED_TABLES) throw err;
+    }
+  }
 }
 
 /** UTC days from `behind` days before nowMs to `ahead` days after it, as 'YYYY-MM-DD'. */

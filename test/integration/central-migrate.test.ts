@@ -1,14 +1,15 @@
 /**
  * `pgvigil central migrate` against real PostgreSQL 18 (and 15 and 19 when installed): the
  * schema is created once even by two runs racing, daily partitions exist around today, a row
- * sent twice is stored once, a day without a partition gets one on demand, and prune drops whole
- * old days only.
+ * sent twice is stored once, a day without a partition gets one on demand (also by two forwarders
+ * at once), and prune drops whole old days only.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CENTRAL_MIGRATIONS } from '../../src/central/central-migrations.js';
 import { daysAround, dropPartitionsBefore, ensureDayPartitions, migrateCentral, PARTITION_DAYS_AHEAD, requireCentralSchema } from '../../src/central/migrate-central.js';
 import { destroyAllServers, startPrimary, type PgServer, type PgVersion } from '../helpers/pg-harness.js';
+import { waitUntil } from '../helpers/pg-processes.js';
 import { describeWithTool } from '../helpers/tools.js';
 
 const NOW_MS = Date.UTC(2026, 11, 1, 12);
@@ -80,10 +81,23 @@ function migrationSuite(version: PgVersion): void {
     expect((await client.query(insert, [longAgo])).rowCount).toBe(1);
   });
 
+  it('a forwarder that waited while another created the same day finds it made, and fails nothing', async () => {
+    const [first, second] = [await connect(), await connect()];
+    await first.query('BEGIN');
+    expect(await ensureDayPartitions(first, ['2021-03-01'])).toBe(4);
+    // The second looks (nothing committed yet), then waits for the first's lock.
+    const waiting = ensureDayPartitions(second, ['2021-03-01']);
+    await waitUntil(async () => (await first.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 1,
+      10_000, 'the second forwarder waiting for the partition lock');
+    await first.query('COMMIT');
+    expect(await waiting).toBe(0);
+  });
+
   it('prune drops whole days older than the cutoff and nothing newer', async () => {
     const client = await connect();
     const dropped = await dropPartitionsBefore(client, Date.UTC(2026, 10, 30, 6));
-    expect(dropped).toEqual(['alert_transitions_20200115', 'alerts_20200115', 'events_20200115', 'samples_20200115']);
+    expect(dropped).toEqual(['alert_transitions_20200115', 'alert_transitions_20210301', 'alerts_20200115', 'alerts_20210301',
+      'events_20200115', 'events_20210301', 'samples_20200115', 'samples_20210301']);
     const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events');
     expect(Number(rows[0]!.n)).toBe(1);
   });
