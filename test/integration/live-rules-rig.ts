@@ -66,6 +66,8 @@ export interface LiveRulesOptions {
   nameLocks?: boolean;
   store?: string;
   logFilename?: string;
+  /** The rule view's staleAfterMs: the rig's quick 3 s by default, the daemon's 60 s for a day run at its defaults. */
+  staleAfterMs?: number;
 }
 
 /**
@@ -99,7 +101,7 @@ export async function startLiveRulesOn(watched: WatchedServer[], thresholds: Rul
   }
   components.push(new RuleEngine({
     rules: buildRules({ disabled: [], thresholds }),
-    views: new StoreRuleViewSource(db, { targets: watched.map(({ target }) => ({ name: target, cluster: null })), staleAfterMs: 3_000 }),
+    views: new StoreRuleViewSource(db, { targets: watched.map(({ target }) => ({ name: target, cluster: null })), staleAfterMs: o.staleAfterMs ?? 3_000 }),
     alerts: new AlertStore(db, [new WebhookNotifier({ url: 'http://127.0.0.1:9/hook' })]),
     clock: systemClock, log, commits: writer, options: { ...RULES_DEFAULTS, intervalMs: 500, holdDownMs: 2_000, refireMinIntervalMs: 500 },
   }));
