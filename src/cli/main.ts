@@ -9,7 +9,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
-import type { ConfigOverrides } from '../config/load-config.js';
+import type { Config, ConfigOverrides } from '../config/load-config.js';
+import type { CheckResult } from './check-results.js';
 import { EXIT } from './exit-codes.js';
 
 type CommandFactory = (setExitCode: (code: number) => void) => Command;
@@ -27,7 +28,7 @@ const COMMAND_MODULES: Record<string, () => Promise<CommandFactory>> = {
 /** The command modules `argv` needs: only the named command's; every one for help or an unknown name. */
 async function commandFactories(argv: readonly string[]): Promise<CommandFactory[]> {
   const named = argv[0];
-  if (named === 'run' || named === 'check') return [];
+  if (named === 'run' || named === 'check' || named === 'notify') return [];
   const names = named !== undefined && Object.hasOwn(COMMAND_MODULES, named) ? [named] : Object.keys(COMMAND_MODULES);
   return Promise.all(names.map((name) => COMMAND_MODULES[name]!()));
 }
@@ -88,19 +89,39 @@ export async function buildCli(argv: readonly string[], setExitCode: (code: numb
     },
   );
 
-  addConfigFlags(program.command('check').description('validate the config and every connection, one line per aspect with a hint')).action(
-    async (flags: ConfigFlags) => {
+  addConfigFlags(program.command('check').description('validate the config and every connection, one line per aspect with a hint'))
+    .option('--notify', 'also send a test alert, triggered then resolved, through every configured notifier (as pgvigil notify test)')
+    .action(async (flags: ConfigFlags & { notify?: boolean }) => {
       const config = await configFrom(flags);
       const [{ runChecks }, { checkExitCode, formatCheckResults }] = await Promise.all([import('./check.js'), import('./check-results.js')]);
-      const results = await runChecks(config);
+      const results = [...await runChecks(config), ...(flags.notify ? await notifyTest(config) : [])];
       process.stdout.write(`${formatCheckResults(results)}\n`);
       setExitCode(checkExitCode(results));
+    });
+
+  const notify = program.command('notify').description('the notifiers of the config');
+  addConfigFlags(notify.command('test').description('send a test alert, triggered then resolved, through every configured notifier and print each answer')).action(
+    async (flags: ConfigFlags) => {
+      const config = await configFrom(flags);
+      const { checkExitCode, formatCheckResults } = await import('./check-results.js');
+      const results = await notifyTest(config);
+      process.stdout.write(results.length === 0
+        ? 'no notifier is configured (notify.pagerduty, notify.alertmanager, notify.webhooks)\n'
+        : `${formatCheckResults(results)}\n`);
+      setExitCode(results.length === 0 ? EXIT.FAILURE : checkExitCode(results));
     },
   );
 
   for (const factory of await commandFactories(argv)) program.addCommand(withExitOverride(factory(setExitCode)));
 
   return program;
+}
+
+async function notifyTest(config: Config): Promise<CheckResult[]> {
+  const [{ buildNotifiers }, { sendTestNotifications }, { systemClock }] = await Promise.all([
+    import('../notify/build-notifiers.js'), import('../notify/test-notification.js'), import('../domain/clock.js'),
+  ]);
+  return sendTestNotifications(buildNotifiers(config), config.targets[0]!.name, systemClock);
 }
 
 /** Set when writing stdout failed other than by its reader going away (guardStdout). */
