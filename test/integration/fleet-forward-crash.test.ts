@@ -108,6 +108,8 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     const rules = await centralQuery<{ target: string; rule_id: string }>(central, 'SELECT DISTINCT target, rule_id FROM pgvigil.alerts ORDER BY 1, 2');
     expect(rules).toEqual([
       { target: 'east', rule_id: 'server-crashed' },
+      // West's two deadlock logs (English and German) each raise the info rule deadlocks.
+      { target: 'west', rule_id: 'deadlocks' },
       { target: 'west', rule_id: 'server-crashed' },
     ]);
   });
@@ -121,12 +123,12 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     const west = parsed.fleet_summary.find((t) => t.target === 'west')!;
     expect(east).toMatchObject({ alerts_by_rule: { 'server-crashed': 1 }, crashes: 1, longest_replay_stall: null });
     // West's server died whole: an alert, but no crash line (crashes counts those).
-    expect(west).toMatchObject({ alerts_by_rule: { 'server-crashed': 1 }, crashes: 0 });
+    expect(west).toMatchObject({ alerts_by_rule: { 'server-crashed': 1, deadlocks: 2 }, crashes: 0 });
     // The worst hold is the largest removable-cutoff age any autovacuum report of the target logged.
     for (const [name, summary] of [['east', east], ['west', west]] as const) {
       expect(summary.worst_vacuum_hold?.removable_cutoff_age_xids).toBe(maxCutoffAge(storeFile(name)));
     }
-    expect(parsed.alerts.map((a) => `${a.target} ${a.rule}`).sort()).toEqual(['east server-crashed', 'west server-crashed']);
+    expect(parsed.alerts.map((a) => `${a.target} ${a.rule}`).sort()).toEqual(['east server-crashed', 'west deadlocks', 'west deadlocks', 'west server-crashed']);
     // Evidence points at events of the report, of the alert's own target.
     for (const alert of parsed.alerts) expect(alert.evidence.event_ids.length).toBeGreaterThan(0);
 
