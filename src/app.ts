@@ -19,7 +19,7 @@ import { PGVIGIL_VERSION } from './lib/version.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
 import { BacklogCatchUp } from './rules/backlog-catch-up.js';
-import { buildRules, logOnlyRuleIds } from './rules/catalog.js';
+import { buildRules, logOnlyRuleIds, RULES } from './rules/catalog.js';
 import { RuleEngine } from './rules/engine.js';
 import { LogJudgement } from './rules/log-judgement.js';
 import { StoreRuleViewSource } from './rules/store-rule-view.js';
@@ -30,6 +30,7 @@ import { AlertStore } from './store/alert-store.js';
 import { LogJudgedTable } from './store/log-judged.js';
 import { openStore, type Db } from './store/open-store.js';
 import { StoreQueries } from './store/queries.js';
+import { Silences } from './store/silences.js';
 import { RetentionJob } from './store/retention.js';
 import { StoreWriter } from './store/store-writer.js';
 
@@ -116,6 +117,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
       const app = await buildHttpApp({
         metrics, queries: new StoreQueries(db), readiness, clock, listenHost: config.listen.host, token: config.httpToken, metricsToken: config.httpMetricsToken, tls: config.httpTls,
         allowUnauthenticated: config.httpAllowUnauthenticated, logger: log.child({ component: 'http' }),
+        silences: { store: new Silences(db), targets: config.targets.map((t) => t.name), rules: Object.keys(RULES) },
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
       const components: Component[] = [writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];

@@ -7,8 +7,9 @@
  * modules (HTTP server, PostgreSQL client, config schema, rules) when their action runs:
  * `pgvigil analyze` on a small file would otherwise spend most of its time loading them.
  */
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../config/config-error.js';
+import { durationTextToMs } from '../config/duration.js';
 import type { Config, ConfigOverrides } from '../config/load-config.js';
 import type { CheckResult } from './check-results.js';
 import { EXIT } from './exit-codes.js';
@@ -28,7 +29,7 @@ const COMMAND_MODULES: Record<string, () => Promise<CommandFactory>> = {
 /** The command modules `argv` needs: only the named command's; every one for help or an unknown name. */
 async function commandFactories(argv: readonly string[]): Promise<CommandFactory[]> {
   const named = argv[0];
-  if (named === 'run' || named === 'check' || named === 'notify') return [];
+  if (named === 'run' || named === 'check' || named === 'notify' || named === 'silence') return [];
   const names = named !== undefined && Object.hasOwn(COMMAND_MODULES, named) ? [named] : Object.keys(COMMAND_MODULES);
   return Promise.all(names.map((name) => COMMAND_MODULES[name]!()));
 }
@@ -112,9 +113,42 @@ export async function buildCli(argv: readonly string[], setExitCode: (code: numb
     },
   );
 
+  const silence = program.command('silence').description('maintenance windows: alerts of a target (or one rule) are recorded and shown, not delivered');
+  const io = { stdout: (t: string) => process.stdout.write(t), stderr: (t: string) => process.stderr.write(t) };
+  addConfigFlags(silence.command('add').description('silence a target, or one rule on it, from now for a while'))
+    .requiredOption('--target <name>', 'the target, as named in the config (--name)')
+    .option('--rule <id>', 'only this rule (default: every rule of the target)')
+    .requiredOption('--for <duration>', 'how long: 30m, 2h, 1d (at most 30 days)', durationArgument)
+    .requiredOption('--comment <text>', 'why, for whoever reads the page or the report')
+    .action(async (flags: ConfigFlags & { target: string; rule?: string; for: number; comment: string }) => {
+      const { silenceAdd } = await import('./silence.js');
+      setExitCode(silenceAdd(await configFrom(flags), flags, Date.now(), io));
+    });
+  addConfigFlags(silence.command('list').description('silences in force, to come, and ended in the last day')).action(async (flags: ConfigFlags) => {
+    const { silenceList } = await import('./silence.js');
+    setExitCode(silenceList(await configFrom(flags), Date.now(), io));
+  });
+  addConfigFlags(silence.command('expire').description('end a silence now').argument('<id>', 'its number, as list shows it', (text: string) => {
+    const id = Number(text.replace(/^#/, ''));
+    if (!Number.isSafeInteger(id) || id < 1) throw new InvalidArgumentError('a silence number such as 3');
+    return id;
+  })).action(async (id: number, flags: ConfigFlags) => {
+    const { silenceExpire } = await import('./silence.js');
+    setExitCode(silenceExpire(await configFrom(flags), id, Date.now(), io));
+  });
+
   for (const factory of await commandFactories(argv)) program.addCommand(withExitOverride(factory(setExitCode)));
 
   return program;
+}
+
+/** `--for 2h`: a duration with its unit (config/duration.ts), at most 30 days. */
+function durationArgument(text: string): number {
+  const ms = durationTextToMs(text);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0 || ms > 30 * 86_400_000) {
+    throw new InvalidArgumentError('a duration such as 30m, 2h or 1d, up to 30 days');
+  }
+  return ms;
 }
 
 async function notifyTest(config: Config): Promise<CheckResult[]> {

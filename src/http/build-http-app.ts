@@ -11,6 +11,8 @@ import { silentLogger, type Logger } from '../lib/logger.js';
 import type { StoreReads } from '../store/store-reads.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { registerApiRoutes } from './api-routes.js';
+import { registerSilenceRoutes } from './silence-routes.js';
+import type { Silences } from '../store/silences.js';
 import type { MetricsEncoding } from './metrics.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { requireBearer } from './auth.js';
@@ -34,6 +36,8 @@ export interface HttpAppOptions {
   metricsToken?: string | null;
   /** Serve HTTPS with this certificate (chain) and key, PEM; null or absent: plain HTTP. */
   tls?: { cert: string; key: string } | null;
+  /** /api/silences over the daemon's own store, with the targets and rules a silence may name; absent for `serve`. */
+  silences?: { store: Silences; targets: readonly string[]; rules: readonly string[] };
   /** A non-loopback host without a token is allowed (http.allow_unauthenticated). */
   allowUnauthenticated?: boolean;
   logger?: Logger;
@@ -88,6 +92,7 @@ export async function buildHttpApp(options: HttpAppOptions): Promise<FastifyInst
     });
   }
   registerApiRoutes(app, options.queries, options.clock);
+  if (options.silences) registerSilenceRoutes(app, options.silences.store, options.clock, options.silences);
   registerTimelinePage(app);
   await app.ready();
   return app;

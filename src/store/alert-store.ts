@@ -13,6 +13,7 @@ import type { IncidentView, Notification, Notifier, Outbound } from '../notify/n
 import { highestSeverity } from '../notify/notifier.js';
 import { OutboxTable } from '../notify/outbox-table.js';
 import type { Db } from './open-store.js';
+import { Silences } from './silences.js';
 
 export interface FireInput {
   ruleId: string;
@@ -68,6 +69,7 @@ interface IncidentRow {
 
 export class AlertStore {
   private readonly outbox: OutboxTable;
+  private readonly silences: Silences;
   private readonly listeners: Array<(result: TransitionResult) => void> = [];
   private readonly sql;
 
@@ -76,6 +78,7 @@ export class AlertStore {
     private readonly notifiers: readonly NotificationFormatter[],
   ) {
     this.outbox = new OutboxTable(db);
+    this.silences = new Silences(db);
     this.sql = {
       openByKey: db.prepare(`SELECT * FROM alerts WHERE dedup_key = ? AND state = 'firing'`),
       byId: db.prepare('SELECT * FROM alerts WHERE id = ?'),
@@ -221,6 +224,8 @@ export class AlertStore {
    */
   private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, opened: Opened, nowMs: number, only?: 'pending only'): void {
     const view = incident ? this.incidentView(incident, transition, nowMs) : null;
+    // In a maintenance window a new alert is withheld from every channel, as one below its min_severity.
+    const silenced = this.notifiers.length > 0 && this.silences.covering(alert.target, alert.ruleId, nowMs) !== null;
     for (const notifier of this.notifiers) {
       const notification: Notification = notifier.groupBy === 'incident' && view
         ? { kind: 'incident', incident: view }
@@ -230,7 +235,7 @@ export class AlertStore {
       if (only === 'pending only' && !this.outbox.hasPendingFor(notifier.channel, outbound.dedupKey)) continue;
       const created = notification.kind === 'incident' ? opened.incident : opened.alert;
       const severity = notification.kind === 'incident' ? notification.incident.severity : alert.severity;
-      if (!this.routed(notifier, outbound, severity, created)) continue;
+      if (!this.routed(notifier, outbound, silenced ? null : severity, created)) continue;
       const dueMs = opened.incident && notification.kind === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
       this.outbox.enqueue(notifier.channel, outbound, nowMs, dueMs, alert.id);
     }
@@ -240,13 +245,14 @@ export class AlertStore {
    * Whether the channel is sent `outbound`, by its min_severity. A new alert (or incident) below it
    * is withheld, and so are its changes until one reaches it; then the trigger goes out and the
    * channel hears the rest, a de-escalation and the resolve included. A withheld one's resolve is
-   * not sent: the channel never heard of it.
+   * not sent: the channel never heard of it. A silenced alert (severity null) is withheld the same
+   * way: one that started in a silence is sent once it changes after the silence ends.
    */
-  private routed(notifier: NotificationFormatter, outbound: Outbound, severity: Severity, created: boolean): boolean {
+  private routed(notifier: NotificationFormatter, outbound: Outbound, severity: Severity | null, created: boolean): boolean {
     const { channel } = notifier;
     if (outbound.action === 'resolve') return !this.outbox.release(channel, outbound.dedupKey);
     if (outbound.action !== 'trigger') return true;
-    if (severityAtLeast(severity, notifier.minSeverity)) {
+    if (severity !== null && severityAtLeast(severity, notifier.minSeverity)) {
       this.outbox.release(channel, outbound.dedupKey);
       return true;
     }

@@ -192,4 +192,19 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX events_by_database_time ON events (database, ts_ms);
   CREATE INDEX events_by_target_time ON events (target, ts_ms);
   `,
+  // 9: silences (issue #25): maintenance windows in which a target's alerts (or one rule's) are
+  // recorded and shown but not delivered. Written by `pgvigil silence` and the API, read at every
+  // notification by the alert store.
+  `
+  CREATE TABLE silences (
+    id         INTEGER PRIMARY KEY,
+    target     TEXT    NOT NULL,
+    rule_id    TEXT,
+    starts_ms  INTEGER NOT NULL,
+    ends_ms    INTEGER NOT NULL,
+    comment    TEXT    NOT NULL,
+    created_by TEXT    NOT NULL
+  );
+  CREATE INDEX silences_by_end ON silences (ends_ms);
+  `,
 ];

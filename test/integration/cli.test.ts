@@ -82,6 +82,25 @@ describe('pgvigil CLI', () => {
     expect(detected.stderr).not.toContain('do not match');
   });
 
+  it('silence: adds a maintenance window to the store, lists it, expires it; an unknown target or rule is a usage error', () => {
+    const config = join(dir, 'silence.yaml');
+    writeFileSync(config, `name: db1\ndb: ${join(dir, 'silence.db')}\n`);
+    const added = pgvigil(['silence', 'add', '-c', config, '--target', 'db1', '--rule', 'server-crashed', '--for', '2h', '--comment', 'kernel upgrade']);
+    expect(added.code).toBe(EXIT.OK);
+    expect(added.stdout).toMatch(/^#1 {2}db1 {2}server-crashed {2}active until \S+ {2}by \S+: kernel upgrade$/m);
+    const until = Date.parse(/until (\S+)/.exec(added.stdout)![1]!);
+    expect(until - Date.now()).toBeGreaterThan(7_000_000);
+    expect(until - Date.now()).toBeLessThanOrEqual(7_200_000);
+    expect(pgvigil(['silence', 'list', '-c', config]).stdout).toContain('#1  db1  server-crashed  active until');
+    expect(pgvigil(['silence', 'expire', '-c', config, '1']).stdout).toBe('silence #1 ended\n');
+    expect(pgvigil(['silence', 'list', '-c', config]).stdout).toContain('#1  db1  server-crashed  ended until');
+    expect(pgvigil(['silence', 'expire', '-c', config, '1']).code).toBe(EXIT.FAILURE);
+    const unknownTarget = pgvigil(['silence', 'add', '-c', config, '--target', 'db2', '--for', '1h', '--comment', 'x']);
+    expect([unknownTarget.code, unknownTarget.stderr]).toEqual([EXIT.USAGE, 'pgvigil silence: no target "db2" in the config (targets: db1)\n']);
+    expect(pgvigil(['silence', 'add', '-c', config, '--target', 'db1', '--rule', 'nope', '--for', '1h', '--comment', 'x']).code).toBe(EXIT.USAGE);
+    expect(pgvigil(['silence', 'add', '-c', config, '--target', 'db1', '--for', 'a while', '--comment', 'x']).code).toBe(EXIT.USAGE);
+  });
+
   it('exits 2 on an unknown flag or subcommand, or a missing argument, of every command, and 0 on --help', () => {
     for (const args of [['run', '--bogus'], ['frobnicate'], ['analyze'], ['analyze', '--jobs', '0', 'x.log'], ['report', '--bogus'], ['rules', '--bogus'], ['serve', '--bogus'], ['demo', '--bogus'], ['central', 'migrate', '--bogus']]) {
       expect({ args, code: pgvigil(args).code }).toEqual({ args, code: EXIT.USAGE });
