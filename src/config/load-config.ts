@@ -11,7 +11,6 @@ import { ConfigError, type ConfigProblem } from './config-error.js';
 import { conninfoToUrl } from '../lib/conninfo.js';
 import { resolveHttpTls, type HttpTls } from './http-tls.js';
 import { defaultTargetName, serverAddress } from './target-name.js';
-import { isLoopback } from '../lib/listen-address.js';
 import type { RedactLevel } from '../lib/redact.js';
 import type { Severity } from '../domain/alert.js';
 import { resolveForwardPostgres, type ForwardPostgres } from './forward-config.js';
