@@ -14,8 +14,9 @@ import { type CheckResult } from './check-results.js';
 import { judgeLogSettings } from './server-settings-check.js';
 import { describeServerLanguage, languageOfServer, LOCALE_DIR_SETTING, readLocaleDir } from '../sources/server-language.js';
 
-const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_destination', 'log_line_prefix',
-  'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_lock_waits', 'log_recovery_conflict_waits', 'lc_messages')`;
+const SETTINGS_SQL = `SELECT name, setting FROM pg_catalog.pg_settings WHERE name IN ('log_destination', 'log_line_prefix',
+  'log_autovacuum_min_duration', 'log_autoanalyze_min_duration', 'log_lock_waits', 'log_recovery_conflict_waits', 'lc_messages',
+  'log_statement', 'log_checkpoints')`;
 
 export async function runChecks(config: Config): Promise<CheckResult[]> {
   const results: CheckResult[] = [{ aspect: 'config', state: 'ok', message: `${config.source} is valid` }];

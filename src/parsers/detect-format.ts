@@ -37,6 +37,7 @@ export interface DetectOptions {
 
 /** Common settings, specific before general (a prefix with %q also reads lines without it). */
 export const COMMON_PREFIXES: readonly string[] = [
+  '%m [%p] %q%u@%d %e ', // pgvigil's recommendation: Debian's, with the SQLSTATE
   '%m [%p] %q%u@%d ', // Debian/Ubuntu packages
   '%m [%p] %q[user=%u,db=%d,app=%a] ',
   '%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ', // pgBadger's recommendation
