@@ -14,7 +14,7 @@ function render(prefix: string, session: Session | null, pid: number, lineNumber
   const values: Record<string, string> = {
     m: '2026-10-14 06:01:00.001 UTC', t: '2026-10-14 06:01:00 UTC', p: String(pid), l: String(lineNumber),
     u: session?.user ?? '', d: session?.db ?? '', a: session?.app ?? '', h: session?.host ?? '',
-    r: session ? `${session.host}(53312)` : '',
+    r: session ? `${session.host}(53312)` : '', e: '00000',
   };
   let out = '';
   for (let i = 0; i < prefix.length; i++) {
@@ -47,9 +47,9 @@ function stderrSample(prefix: string): string[] {
 }
 
 describe('detectFormat', () => {
-  // '%m [%p] ' and '%t [%p] ' logs read the same under the Debian-style prefix listed before them,
-  // which also reads client lines if the log has them: that is the answer.
-  const expected: Record<string, string> = { '%m [%p] ': '%m [%p] %q%u@%d ', '%t [%p] ': '%t [%p] %q%u@%d ' };
+  // '%m [%p] ' and '%t [%p] ' logs read the same under the Debian-style prefixes listed before them
+  // (the first, with its %e), which also read client lines if the log has them: that is the answer.
+  const expected: Record<string, string> = { '%m [%p] ': '%m [%p] %q%u@%d %e ', '%t [%p] ': '%t [%p] %q%u@%d ' };
 
   it.each(COMMON_PREFIXES.filter((p) => p !== ''))('finds the stderr prefix %j', (prefix) => {
     expect(detectFormat(stderrSample(prefix), { final: false })).toEqual({ format: 'stderr', prefix: expected[prefix] ?? prefix });

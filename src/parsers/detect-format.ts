@@ -37,7 +37,10 @@ export interface DetectOptions {
 
 /** Common settings, specific before general (a prefix with %q also reads lines without it). */
 export const COMMON_PREFIXES: readonly string[] = [
-  '%m [%p] %q%u@%d %e ', // pgvigil's recommendation: Debian's, with the SQLSTATE
+  // pgvigil's recommendation: Debian's with the SQLSTATE. Before it, since Debian's reads a %e
+  // line too, the code taken into the database name (%d matches lazily up to the level); a sample
+  // with no session's line reads the same under both.
+  '%m [%p] %q%u@%d %e ',
   '%m [%p] %q%u@%d ', // Debian/Ubuntu packages
   '%m [%p] %q[user=%u,db=%d,app=%a] ',
   '%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ', // pgBadger's recommendation
