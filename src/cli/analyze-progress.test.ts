@@ -54,14 +54,15 @@ describe('the progress line of pgvigil analyze', () => {
   });
 
   it('is erased before the summary and any note, in a run that asks for it', async () => {
-    const { code, stdout, stderr: text } = await analyzeCaptured([FIXTURE, '/nonexistent/postgresql.log'], { progress: true }, new SteppingClock(0));
+    // --json: a file's error is then a note on stderr (the text summary carries it itself).
+    const { code, stdout, stderr: text } = await analyzeCaptured([FIXTURE, '/nonexistent/postgresql.log'], { progress: true, json: true }, new SteppingClock(0));
     expect(code).toBe(1);
     // The inputs' size is unknown (one cannot be read): bytes read, no share.
     expect(text).toMatch(/^\r\u001b\[Kpgvigil analyze: 0 MB read, \d+ s/);
     // Every note starts on an erased line.
     expect(text).toContain(`${ERASE}pgvigil analyze: /nonexistent/postgresql.log: ENOENT`);
     expect(text.endsWith(ERASE) || text.endsWith('\n')).toBe(true);
-    expect(stdout).toContain('pgvigil analyze: 2 files, 1,352 lines');
+    expect(JSON.parse(stdout)).toMatchObject({ lines: 1352, files: [{ lines: 1352 }, { lines: 0, error: expect.stringMatching(/^ENOENT/) }] });
   });
 
   it('is not written unless asked for', async () => {

@@ -51,6 +51,6 @@ describe('pgvigil rules', () => {
       needs: { settings: [], collectors: [], log_events: ['lock_timeout', 'statement_timeout', 'deadlock', 'recovery_conflict'] },
       thresholds: expect.arrayContaining([{ name: 'min_events', value: 50, default: 20 }]),
     });
-    expect(rules.find((r) => r.id === 'wraparound-approaching')).toMatchObject({ needs: { collectors: ['pg_database', 'pg_xmin_horizon'] } });
+    expect(rules.find((r) => r.id === 'wraparound-approaching')).toMatchObject({ needs: { collectors: ['pg_database', 'pg_xmin_horizon', 'pg_settings'] } });
   });
 });

@@ -22,7 +22,9 @@ describe('metric names', () => {
   it('are unique, snake_case, and start with the collector name', () => {
     const names = defs.map((d) => d.name);
     expect(new Set(names).size).toBe(names.length);
-    for (const name of names) expect(name).toMatch(/^pg_[a-z0-9_]+$/);
+    // The scheduler's figures about the server (pg_up) are pg_; those about pgvigil's own connections pgvigil_.
+    const scheduler = new Set(SCHEDULER_METRICS.map((d) => d.name));
+    for (const name of names) expect(name).toMatch(scheduler.has(name) ? /^(pg|pgvigil)_[a-z0-9_]+$/ : /^pg_[a-z0-9_]+$/);
     for (const c of collectors) {
       const own = c.name === 'pg_standby' ? /^pg_(standby|stat_wal_receiver|stat_recovery)_/ : new RegExp(`^${c.name}_`);
       for (const m of c.metrics) expect(m.name).toMatch(own);
