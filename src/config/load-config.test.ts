@@ -265,7 +265,7 @@ describe('loadConfig', () => {
     expect(config.externalUrl).toBe('https://pgvigil.db1.example.net');
     expect(loadConfig({ env: { PGVIGIL_EXTERNAL_URL: 'http://10.0.0.7:9899' } }).externalUrl).toBe('http://10.0.0.7:9899');
     expect(problemsOf(() => loadConfig({ file: file('bad-labels.yaml', 'labels: { severity: low, 9lives: x }\n'), env: {} }))).toEqual([
-      'labels.severity: pgvigil sets alertname, severity, target, rule, instance, cluster, dedup_key itself',
+      'labels.severity: pgvigil sets alertname, severity, pgvigil_severity, target, rule, instance, cluster, dedup_key itself',
       'labels.9lives: a label name: letters, digits and _, not starting with a digit',
     ]);
     expect(problemsOf(() => loadConfig({ file: file('bad-url.yaml', 'external_url: ftp://x\n'), env: {} }))).toEqual(['external_url: an http:// or https:// URL = "ftp://x"']);

@@ -25,7 +25,7 @@ export type ConfigOverrides = Partial<Record<OverridableKey, string>>;
 const MIN_HTTP_TOKEN_CHARS = 16;
 
 /** Labels pgvigil sets itself on alerts and notifications: a static label may not take their place. */
-const OWN_LABELS = ['alertname', 'severity', 'target', 'rule', 'instance', 'cluster', 'dedup_key'];
+const OWN_LABELS = ['alertname', 'severity', 'pgvigil_severity', 'target', 'rule', 'instance', 'cluster', 'dedup_key'];
 
 export interface Target {
   name: string;

@@ -74,7 +74,7 @@ export class AlertmanagerNotifier implements Notifier {
     for (const [key, value] of Object.entries(alert.labels)) labels[labelName(key)] = value;
     const identity = this.options.identity;
     if (identity) Object.assign(labels, serverLabels(identity, alert.target));
-    Object.assign(labels, { alertname: alert.ruleId, severity: alert.severity, target: alert.target });
+    Object.assign(labels, { alertname: alert.ruleId, severity: routingSeverity(alert.severity), pgvigil_severity: alert.severity, target: alert.target });
     const body: StoredAlert['alert'] = {
       labels,
       annotations: {
@@ -90,6 +90,15 @@ export class AlertmanagerNotifier implements Notifier {
     if (link !== null) body.generatorURL = link;
     return body;
   }
+}
+
+/**
+ * The severities Alertmanager routing trees expect are critical, warning and info: pgvigil's
+ * error (users affected now, and it will not fix itself) pages as critical, as the shipped
+ * Prometheus rules map it (dashboards/prometheus); pgvigil's own word stays in pgvigil_severity.
+ */
+export function routingSeverity(severity: Severity): 'critical' | 'warning' | 'info' {
+  return severity === 'error' ? 'critical' : severity;
 }
 
 /** Alertmanager label names follow Prometheus: [a-zA-Z_][a-zA-Z0-9_]*. */

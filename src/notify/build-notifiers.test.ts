@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/load-config.js';
 import type { Alert } from '../domain/index.js';
-import { AlertmanagerNotifier } from './alertmanager.js';
+import { AlertmanagerNotifier, routingSeverity } from './alertmanager.js';
 import { buildNotifiers } from './build-notifiers.js';
 import type { ChangeEvent, IncidentView, Notification, Notifier } from './notifier.js';
 import { PagerDutyNotifier } from './pagerduty.js';
@@ -167,7 +167,10 @@ describe('buildNotifiers: every receiver gets its own settings', () => {
     const sent = await deliver('alertmanager', alertNotification('db1'));
     expect(sent.path).toBe('/am/api/v2/alerts');
     const [alert] = sent.json as unknown as Array<{ labels: Record<string, string>; generatorURL: string }>;
-    expect(alert!.labels).toMatchObject({ env: 'prod', instance: 'db1.example.net:5432', cluster: 'shop', target: 'db1' });
+    expect(alert!.labels).toMatchObject({ env: 'prod', instance: 'db1.example.net:5432', cluster: 'shop', target: 'db1', severity: 'warning', pgvigil_severity: 'warning' });
+    // Routing trees know critical, warning and info: pgvigil's error pages as critical.
+    expect(routingSeverity('error')).toBe('critical');
+    expect(['critical', 'warning', 'info'].map((s) => routingSeverity(s as 'critical'))).toEqual(['critical', 'warning', 'info']);
     expect(alert!.generatorURL).toMatch(/^https:\/\/pgvigil\.example\.net\/api\/alerts\/\d+$/);
     expect(sent.body).not.toContain(ROUTING_KEY);
   });

@@ -58,7 +58,7 @@ describeWithTool('alertmanager', 'Alertmanager delivery', () => {
     await waitUntil(async () => (active = (await listed()).find((a) => a.labels.alertname === 'replay-stalled')) !== undefined, 20_000, 'the firing alert in Alertmanager');
     expect(active!.status.state).toBe('active');
     expect(active!.labels).toEqual({
-      alertname: 'replay-stalled', severity: 'critical', target: 'standby1', standby: 'standby1', wal_receiver: 'on',
+      alertname: 'replay-stalled', severity: 'critical', pgvigil_severity: 'critical', target: 'standby1', standby: 'standby1', wal_receiver: 'on',
       env: 'prod', region: 'eu-west', instance: 'standby1.example.net:5432', cluster: 'shop',
     });
     expect(active!.annotations).toMatchObject({ summary: 'replay stands still on standby1 for 95 s', dedup_key: 'replay-stalled/standby1' });
