@@ -63,7 +63,7 @@ export function defaultSettings(port: number, logDirForServer: string): Settings
     logging_collector: true,
     log_directory: logDirForServer,
     log_file_mode: '0644',
-    log_line_prefix: '%m [%p] %q%u@%d %e ',
+    log_line_prefix: '%m [%p] %q%u@%d ',
     lc_messages: 'C',
     timezone: 'UTC',
     log_timezone: 'UTC',
