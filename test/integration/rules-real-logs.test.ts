@@ -122,6 +122,7 @@ describe('rules on real PostgreSQL 19rc1 incidents', () => {
         active_pid: 27043, xmin_age_xids: null, catalog_xmin_age_xids: 3, restart_lsn_bytes: 220_821_664, confirmed_flush_lsn_bytes: null,
         retained_wal_bytes: 8192, wal_status: 'reserved', safe_wal_size: null, conflicting: false, invalidation_reason: null,
         inactive_since: null, active_backend_type: 'REPACK decoding worker', active_leader_pid: 27041, active_application_name: '',
+        failover: false, synced: false,
       }], { target: TARGET, server: { versionNum: 190000, version: '19rc1', inRecovery: false, startedAtMs: 0 }, nowMs: ts }));
     }
     const r = rig(events, samples);
