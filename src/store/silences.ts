@@ -18,14 +18,7 @@ export interface Silence {
   createdBy: string;
 }
 
-export interface NewSilence {
-  target: string;
-  ruleId: string | null;
-  startsMs: number;
-  endsMs: number;
-  comment: string;
-  createdBy: string;
-}
+export type NewSilence = Omit<Silence, 'id'>;
 
 interface SilenceRow { id: number; target: string; rule_id: string | null; starts_ms: number; ends_ms: number; comment: string; created_by: string }
 
