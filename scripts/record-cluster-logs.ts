@@ -21,6 +21,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { destroyAllServers, startPrimary, startStandby } from '../test/helpers/pg-harness.js';
 import { waitForReplay } from '../test/helpers/scenarios/recovery-conflicts.js';
+import { startWalTicker } from '../test/helpers/wal-ticker.js';
 import { openSession } from '../test/integration/collectors-rig.js';
 
 const OUT_DIR = 'test/fixtures/cluster-logs/pg18-drop-table-standby-lock-conflict';
@@ -54,22 +55,13 @@ async function main(): Promise<void> {
     await reader.client.query("SET log_statement = 'all'");
     await reader.client.query('BEGIN');
     await reader.client.query(`SELECT count(*) FROM ${TABLE}`);
-    const ticker = await openSession(primary);
-    let writing = true;
-    const ticks = (async () => {
-      while (writing) {
-        await ticker.client.query('INSERT INTO wal_ticks VALUES (now())');
-        await new Promise((r) => setTimeout(r, WRITE_EVERY_MS));
-      }
-    })();
+    const ticker = await startWalTicker(primary, WRITE_EVERY_MS);
     await primary.query(`DROP TABLE ${TABLE}`);
     // max_standby_streaming_delay runs out; the standby terminates the idle reader and replay goes on.
     await standby.waitForLog(/recovery finished waiting after [\d.]+ ms: recovery conflict on lock/, (delaySeconds + 30) * 1000);
     await new Promise((r) => setTimeout(r, AFTER_WAIT_MS));
-    writing = false;
-    await ticks;
+    await ticker.stop();
     await waitForReplay(primary, standby);
-    await ticker.client.end();
     await reader.client.end().catch(() => undefined);
 
     fs.mkdirSync(outDir, { recursive: true });

@@ -38,6 +38,7 @@ import { waitUntil } from '../helpers/pg-server.js';
 import { waitForReplay } from '../helpers/scenarios/recovery-conflicts.js';
 import { heldUnlinks, slowUnlinksOf } from '../helpers/slow-unlink.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
+import { startWalTicker } from '../helpers/wal-ticker.js';
 import { describeWithTool } from '../helpers/tools.js';
 import { createMonitorRole, openSession } from './collectors-rig.js';
 import { startLiveRulesOn, type LiveRules } from './live-rules-rig.js';
@@ -89,14 +90,7 @@ describeWithTool('strace', 'replay-stalled-on-unlink on a live PostgreSQL 18 pri
     const startup = (await standby.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE backend_type = 'startup'"))[0]!;
     const slow = await slowUnlinksOf(startup.pid, UNLINK_DELAY_MS, path.join(traceDir, 'startup-unlinks.txt'));
     const reader = await openSession(standby);
-    const ticker = await openSession(primary);
-    let writing = true;
-    const ticks = (async () => {
-      while (writing) {
-        await ticker.client.query('INSERT INTO wal_ticks VALUES (now())');
-        await new Promise((r) => setTimeout(r, WRITE_EVERY_MS));
-      }
-    })();
+    const ticker = await startWalTicker(primary, WRITE_EVERY_MS);
     let trace: string;
     try {
       await reader.client.query('BEGIN');
@@ -110,11 +104,9 @@ describeWithTool('strace', 'replay-stalled-on-unlink on a live PostgreSQL 18 pri
       await waitUntil(() => rig.alerts(RULE).length > 0, waitMs, `the live ${RULE} alert`);
       await waitUntil(() => rig.alerts(RULE).every((a) => a.state === 'resolved'), waitMs, 'the alert to resolve once replay moves');
     } finally {
-      writing = false;
-      await ticks.catch(() => undefined);
+      await ticker.stop().catch(() => undefined);
       trace = await slow.detach();
       await reader.client.end().catch(() => undefined);
-      await ticker.client.end().catch(() => undefined);
     }
 
     // The stall was the startup process inside its unlinks of the dropped table's files.
