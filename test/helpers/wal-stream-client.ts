@@ -49,10 +49,15 @@ export async function streamWal(server: PgServer, applicationName: string): Prom
   return {
     async stop() {
       clearInterval(timer);
-      if (failure === null) stream.end();
+      // Only a failure while streaming counts: ending the connection ourselves (below, when the
+      // server is slow to answer CopyDone) ends the stream with "Connection terminated".
+      const failedWhileStreaming: Error | null = failure;
+      if (failedWhileStreaming === null) stream.end();
       await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2_000))]);
       await client.end().catch(() => undefined);
-      if (failure !== null) throw new Error(`WAL stream ${applicationName} from port ${server.port} failed`, { cause: failure });
+      if (failedWhileStreaming !== null) {
+        throw new Error(`WAL stream ${applicationName} from port ${server.port} failed`, { cause: failedWhileStreaming });
+      }
     },
   };
 }
