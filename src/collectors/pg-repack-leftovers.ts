@@ -13,8 +13,17 @@ import { gauge, metricDefs, SampleBuilder } from './metric-defs.js';
 import { queryCollector } from './query-collector.js';
 import { bool, label, requiredNum } from './row.js';
 
-// pg_repack's advisory lock: pg_try_advisory_lock(16185446, -2147483648 + table oid).
+// pg_repack's advisory lock: pg_try_advisory_lock(16185446, CAST(-2147483648 + table oid AS integer)).
 const PG_REPACK_LOCK_CLASSID = 16185446;
+
+/**
+ * pg_locks.objid of pg_repack's lock on the table whose OID `oidSql` gives. The key is the OID
+ * shifted into signed int4 range; pg_locks shows it back as unsigned: OID + 2^31 below 2^31,
+ * OID - 2^31 at and above it (OIDs wrap past 2^31 on long-lived servers).
+ */
+export function repackLockObjid(oidSql: string): string {
+  return `((${oidSql})::bigint + 2147483648) % 4294967296`;
+}
 
 export const REPACK_LEFTOVERS_SQL = `
 WITH objects AS (
@@ -36,7 +45,7 @@ SELECT o.kind, o.schemaname, o.relname, o.trigger_name,
        EXISTS (SELECT 1 FROM pg_locks l
                WHERE l.locktype = 'advisory' AND l.classid = ${PG_REPACK_LOCK_CLASSID}
                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                 AND l.objid::bigint = 2147483648 + o.table_oid::bigint) AS in_use,
+                 AND l.objid::bigint = ${repackLockObjid('o.table_oid')}) AS in_use,
        (SELECT count(*) FROM pg_namespace WHERE nspname = 'repack') AS repack_schema
 FROM objects o
 LEFT JOIN pg_class tc ON tc.oid = o.table_oid
