@@ -140,6 +140,31 @@ describe('drop-blocks-lock-queue', () => {
     });
   });
 
+  describe('DDL that takes a weaker lock queues the queries that conflict with it', () => {
+    const CREATE_INDEX = 'CREATE INDEX build_logs_kind ON build_logs (kind);';
+    const createIndex = wait(1, 60010, 'ShareLock', CREATE_INDEX, [60010]);
+    const writer = wait(2, 60011, 'RowExclusiveLock', "UPDATE build_logs SET kind = 'x' WHERE id = 1;", [60011]);
+    const reader = wait(3, 60012, 'AccessShareLock', 'SELECT * FROM build_logs WHERE id = 2;', [60012]);
+
+    it('a CREATE INDEX waiting for SHARE blocks the writes behind it, not the reads', () => {
+      const [finding] = evaluate([createIndex, writer, reader]);
+      expect(finding?.summary).toMatch(/^CREATE INDEX on build_logs has waited 16 s for ShareLock behind pid 59990 and blocks at least 1 query queued behind it/);
+      expect(finding?.evidence.facts).toMatchObject({ blocked_pids: '60011' });
+    });
+
+    it.each([
+      ['ShareRowExclusiveLock', 'CREATE TRIGGER audit AFTER INSERT ON build_logs FOR EACH ROW EXECUTE FUNCTION audit();'],
+      ['ShareRowExclusiveLock', 'ALTER TABLE build_logs ADD FOREIGN KEY (run_id) REFERENCES runs;'],
+      ['ExclusiveLock', 'REFRESH MATERIALIZED VIEW CONCURRENTLY build_logs;'],
+    ])('%s for %s queues the writes', (mode, statement) => {
+      expect(evaluate([wait(1, 60010, mode, statement, [60010]), writer])).toHaveLength(1);
+    });
+
+    it('a CREATE INDEX CONCURRENTLY (SHARE UPDATE EXCLUSIVE) queues no query', () => {
+      expect(evaluate([wait(1, 60010, 'ShareUpdateExclusiveLock', 'CREATE INDEX CONCURRENTLY k ON build_logs (kind);', [60010]), writer, reader])).toEqual([]);
+    });
+  });
+
   it('escalates to error when ten queries queue', () => {
     const queue = [60010, ...Array.from({ length: 10 }, (_, i) => 61000 + i)];
     expect(evaluate([wait(1, 60010, 'AccessExclusiveLock', DROP, queue)])[0]?.severity).toBe('error');

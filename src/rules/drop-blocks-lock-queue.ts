@@ -1,9 +1,12 @@
 /**
  * drop-blocks-lock-queue: a DROP TABLE, TRUNCATE, ALTER TABLE (or a rewrite's swap) waits for
  * ACCESS EXCLUSIVE behind a reader, and because PostgreSQL does not let later requests jump ahead
- * of a queued exclusive lock, every query on the table that arrives after it waits too: a table
- * "nobody uses" is unavailable for as long as the oldest transaction on it stays open
- * (seed 003_e3cc2138bb41931f.txt).
+ * of a queued lock they conflict with, every query on the table that arrives after it waits too: a
+ * table "nobody uses" is unavailable for as long as the oldest transaction on it stays open
+ * (seed 003_e3cc2138bb41931f.txt). Weaker DDL locks queue the same way for the requests they
+ * conflict with (domain/lock-modes.ts): a plain CREATE INDEX (SHARE) or REFRESH MATERIALIZED
+ * VIEW CONCURRENTLY (EXCLUSIVE) waiting behind a long transaction stops every write, and a
+ * CREATE TRIGGER or ADD FOREIGN KEY (SHARE ROW EXCLUSIVE) too, while reads still pass.
  *
  * Two sources, merged per waiting DDL session:
  * - log_lock_waits (on by default from 19): the DDL's own `still waiting for AccessExclusiveLock`
@@ -18,6 +21,7 @@
  * queries behind it are those that waited past deadlock_timeout, so their count is a lower bound.
  */
 import { lockObjectName, resolvedLockName } from '../domain/index.js';
+import { lockModesConflict } from '../domain/lock-modes.js';
 import type { RuleView, RuleEvent } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { completeCollectionAtMs, lockWaitsSampled, sampledWaiters, type SampledWaiter } from './lock-wait-samples.js';
@@ -36,17 +40,24 @@ export interface DropBlocksLockQueueOptions {
 
 export const DEFAULTS: DropBlocksLockQueueOptions = { minBlockedQueries: 1, errorBlockedQueries: 10, activeForMs: 30 * 60_000 };
 
-const EXCLUSIVE = 'AccessExclusiveLock';
-const QUEUEING_COMMANDS = new Set(['DROP TABLE', 'TRUNCATE', 'ALTER TABLE', 'DROP INDEX', 'LOCK TABLE', 'REINDEX', 'REPACK', 'VACUUM FULL', 'CLUSTER']);
+const QUEUEING_COMMANDS = new Set(['DROP TABLE', 'TRUNCATE', 'ALTER TABLE', 'DROP INDEX', 'LOCK TABLE', 'REINDEX', 'REPACK', 'VACUUM FULL', 'CLUSTER',
+  'CREATE INDEX', 'CREATE TRIGGER', 'REFRESH MATERIALIZED VIEW']);
+/**
+ * Modes that queue ordinary queries behind them: at least SHARE, which every write conflicts
+ * with. SHARE UPDATE EXCLUSIVE (VACUUM, CREATE INDEX CONCURRENTLY) queues only maintenance.
+ */
+const QUEUEING_MODES = new Set(['ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock']);
 const ENDED_PHASES = new Set(['acquired', 'failed', 'detected_deadlock']);
 const ERROR_LEVELS = new Set(['ERROR', 'FATAL', 'PANIC']);
 
 type Wait = RuleEvent<'lock_wait'>;
 
-/** One DDL session waiting for ACCESS EXCLUSIVE, as the log and the samples show it. */
+/** One DDL session waiting for a lock that queues queries, as the log and the samples show it. */
 interface QueuedDdl {
   target: string;
   pid: number;
+  /** The mode it waits for: AccessExclusiveLock, ShareLock... */
+  mode: string;
   /** "DROP TABLE build_logs" */
   what: string;
   database: string | null;
@@ -64,7 +75,7 @@ export function dropBlocksLockQueue(options: DropBlocksLockQueueOptions = DEFAUL
   return {
     id: ID,
     severity: 'warning',
-    description: 'A DROP / TRUNCATE / ALTER waits for ACCESS EXCLUSIVE and every later query on the table queues behind it.',
+    description: 'A DROP / TRUNCATE / ALTER / CREATE INDEX waits for its lock and every later query on the table that conflicts with it queues behind it.',
     evaluate(view, nowMs) {
       const samples = sampledWaiters(view);
       const queued = new Map<string, QueuedDdl>();
@@ -88,7 +99,7 @@ export function dropBlocksLockQueue(options: DropBlocksLockQueueOptions = DEFAUL
 
 function isQueueingDdl(mode: string, statement: string | null): ReturnType<typeof tableCommandOf> {
   const command = tableCommandOf(statement);
-  return mode === EXCLUSIVE && command && QUEUEING_COMMANDS.has(command.command) ? command : null;
+  return QUEUEING_MODES.has(mode) && command && QUEUEING_COMMANDS.has(command.command) ? command : null;
 }
 
 function fromLog(view: RuleView, sinceMs: number, samples: SampledWaiter[]): QueuedDdl[] {
@@ -101,7 +112,7 @@ function fromLog(view: RuleView, sinceMs: number, samples: SampledWaiter[]): Que
     const holders = new Set(w.details.holder_pids ?? []);
     const behind = queuedBehind(w, holders, waits);
     out.push({
-      target: w.target, pid: w.details.waiting_pid, what: `${command.command} ${command.relation ?? ''}`.trim(), database: w.database,
+      target: w.target, pid: w.details.waiting_pid, mode: w.details.lock_mode, what: commandOn(command.command, command.relation), database: w.database,
       waitStartMs: w.tsMs - (w.details.wait_ms ?? 0), holders, blocked: behind.pids, eventIds: [w.id, ...behind.eventIds],
       lock: lockObjectName(w.details.lock_object), lockName: resolvedLockName(w.details.lock_object), statement: w.details.statement,
     });
@@ -116,11 +127,17 @@ function fromSamples(view: RuleView, samples: SampledWaiter[]): QueuedDdl[] {
     // waits for one lock at a time, so any end of its wait logged after the sample is this one's.
     if (!command || endLogged(view, s.target, s.pid, s.tsMs, () => true)) return [];
     return [{
-      target: s.target, pid: s.pid, what: `${command.command} ${command.relation ?? s.relname}`.trim(), database: s.datname || null,
+      target: s.target, pid: s.pid, mode: s.mode, what: commandOn(command.command, command.relation ?? s.relname), database: s.datname || null,
       waitStartMs: s.tsMs - (s.waitSeconds ?? 0) * 1000, holders: new Set(s.blockingPids), blocked: new Set<number>(), eventIds: [],
       lock: s.relname ? `relation ${s.relname}` : null, lockName: null, statement: s.query,
     }];
   });
+}
+
+/** "DROP TABLE build_logs", but "CREATE INDEX on build_logs": the table is not what those create. */
+function commandOn(command: string, relation: string | null): string {
+  if (!relation) return command;
+  return command.startsWith('CREATE ') ? `${command} on ${relation}` : `${command} ${relation}`;
 }
 
 /** The log knows the statement and lock best; the samples may have seen the wait start earlier or more holders. */
@@ -168,7 +185,8 @@ function queuedBehind(ddl: Wait, holders: Set<number>, waits: Wait[]): { pids: S
     const behind = position >= 0 ? queue.slice(position + 1) : [];
     const waiter = w.details.waiting_pid;
     const waitStartMs = w.tsMs - (w.details.wait_ms ?? 0);
-    if (waiter !== pid && w.details.phase === 'waiting' && waitStartMs >= startMs) behind.push(waiter);
+    const conflicts = lockModesConflict(ddl.details.lock_mode, w.details.lock_mode);
+    if (waiter !== pid && w.details.phase === 'waiting' && waitStartMs >= startMs && conflicts) behind.push(waiter);
     const added = behind.filter((p) => p !== pid && !holders.has(p) && !pids.has(p));
     added.forEach((p) => pids.add(p));
     if (added.length > 0 && w.id !== ddl.id) eventIds.push(w.id);
@@ -188,7 +206,7 @@ function finding(key: string, ddl: QueuedDdl, nowMs: number, o: DropBlocksLockQu
     target: ddl.target,
     labels: { database: ddl.database ?? '', pid: String(ddl.pid) },
     severity: ddl.blocked.size >= o.errorBlockedQueries ? 'error' : 'warning',
-    summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${EXCLUSIVE}${on}${behind} and blocks ` +
+    summary: `${ddl.what} has waited ${formatDuration(waitedMs)} for ${ddl.mode}${on}${behind} and blocks ` +
       `${logOnly ? 'at least ' : ''}${plural(ddl.blocked.size, 'query', 'queries')} queued behind it` +
       (logOnly ? ' (the log shows only waits past deadlock_timeout; pgvigil run\'s pg_lock_waits samples would count them all)' : ''),
     evidence: evidenceOf({

@@ -24,6 +24,11 @@ describe('tableCommandOf', () => {
     ['SELECT * FROM orders', null],
     ['UPDATE orders SET x = 1', null],
     ['DROP INDEX CONCURRENTLY IF EXISTS orders_idx', { command: 'DROP INDEX', relation: 'orders_idx' }],
+    ['CREATE INDEX orders_kind ON orders (kind)', { command: 'CREATE INDEX', relation: 'orders' }],
+    ['create unique index if not exists orders_ref on only public.orders using btree (ref)', { command: 'CREATE INDEX', relation: 'public.orders' }],
+    ['CREATE INDEX ON orders (kind)', { command: 'CREATE INDEX', relation: 'orders' }],
+    ['CREATE TRIGGER audit AFTER INSERT OR UPDATE OF amount ON ledger.entries FOR EACH ROW EXECUTE FUNCTION audit()', { command: 'CREATE TRIGGER', relation: 'ledger.entries' }],
+    ['REFRESH MATERIALIZED VIEW CONCURRENTLY daily_totals', { command: 'REFRESH MATERIALIZED VIEW', relation: 'daily_totals' }],
   ];
   for (const [sql, expected] of cases) {
     it(sql.replace(/\s+/g, ' '), () => {

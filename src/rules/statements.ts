@@ -6,7 +6,7 @@
  */
 
 export interface TableCommand {
-  /** `DROP TABLE`, `TRUNCATE`, `ALTER TABLE`, `REPACK`, `VACUUM FULL`, `CLUSTER`, `LOCK TABLE`... */
+  /** `DROP TABLE`, `TRUNCATE`, `ALTER TABLE`, `REPACK`, `VACUUM FULL`, `CLUSTER`, `LOCK TABLE`, `CREATE INDEX`... */
   command: string;
   /** The first relation named; null when the statement names none (`REPACK;`). */
   relation: string | null;
@@ -28,6 +28,9 @@ const FORMS: ReadonlyArray<readonly [string, RegExp]> = [
   ['REPACK', new RegExp(`^repack(?:\\s*\\(([^)]*)\\))?(?:\\s+${QUALIFIED})?`, 'i')],
   ['VACUUM FULL', new RegExp(`^vacuum\\s*(?:\\([^)]*\\bfull\\b[^)]*\\)|\\s+full\\b(?:\\s+(?:freeze|verbose|analyze|analyse)\\b)*)(?:\\s+${QUALIFIED})?`, 'i')],
   ['CLUSTER', new RegExp(`^cluster(?:\\s*\\([^)]*\\))?(?:\\s+verbose\\b)?(?:\\s+${QUALIFIED})?`, 'i')],
+  ['CREATE INDEX', new RegExp(`^create\\s+(?:unique\\s+)?index\\s+(?:concurrently\\s+)?(?:if\\s+not\\s+exists\\s+)?(?:${NAME}\\s+)?on\\s+(?:only\\s+)?${QUALIFIED}`, 'i')],
+  ['CREATE TRIGGER', new RegExp(`^create\\s+(?:or\\s+replace\\s+)?(?:constraint\\s+)?trigger\\s+${NAME}\\s+[^;]*?\\bon\\s+${QUALIFIED}`, 'i')],
+  ['REFRESH MATERIALIZED VIEW', new RegExp(`^refresh\\s+materialized\\s+view\\s+(?:concurrently\\s+)?${QUALIFIED}`, 'i')],
 ];
 
 /**
