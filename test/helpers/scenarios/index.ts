@@ -5,6 +5,8 @@
 import { autovacuumFourIndexes, autovacuumHeldBackBySnapshot } from './autovacuum.js';
 import { backendKilledCrashRestart, serverKilledCrashRecovery } from './crash.js';
 import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
+import { logReportWorkload } from './log-report-workload.js';
+import { sessionsAndErrors } from './sessions-and-errors.js';
 import { checkpointRequested, logStatementAll, logStatementDdl, tempFilesSort } from './maintenance.js';
 import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumStarved } from './parallel-autovacuum.js';
 import { standbyBufferPinConflicts, standbyRecoveryConflicts, standbyTablespaceConflict } from './recovery-conflicts.js';
@@ -46,9 +48,13 @@ export const SCENARIOS: readonly Scenario[] = [
   multixactMembersRunShort,
 ];
 
+/** Recorded on request only, into a folder of their own (not golden-log cases). */
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors];
+
 export function scenarioByName(name: string): Scenario {
-  const scenario = SCENARIOS.find((candidate) => candidate.name === name);
-  if (!scenario) throw new Error(`no scenario named ${name}; known: ${SCENARIOS.map((known) => known.name).join(', ')}`);
+  const known = [...SCENARIOS, ...WORKLOADS];
+  const scenario = known.find((candidate) => candidate.name === name);
+  if (!scenario) throw new Error(`no scenario named ${name}; known: ${known.map((candidate) => candidate.name).join(', ')}`);
   return scenario;
 }
 
