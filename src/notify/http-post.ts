@@ -5,16 +5,25 @@
  *
  * node:http rather than fetch: fetch refuses the Fetch standard's "bad ports" (6000, 6665-6669,
  * ...), and a receiver on one of them is still a receiver.
+ *
+ * Two clocks bound a request: `timeoutMs` fires when the socket is idle that long, `deadlineMs`
+ * when the whole exchange (proxy, connect, TLS, the answer's last byte) took that long. The
+ * outbox sends one request at a time per channel, so without the deadline a receiver that
+ * trickles a byte every few seconds would hold its channel forever.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { DeliveryResult } from './notifier.js';
+import { proxyRouteFor, type ProxyRoute } from './proxy-agent.js';
 
 export interface PostOptions {
   url: string;
   body: string;
   headers?: Record<string, string>;
+  /** Longest silence on the socket. */
   timeoutMs: number;
+  /** Longest whole request, first byte to last; default DEFAULT_DEADLINE_MS. */
+  deadlineMs?: number;
   /** Statuses that mean "accepted" (PagerDuty 202, Alertmanager 200). */
   accepted: readonly number[];
   /** For a Retry-After given as an HTTP date. */
@@ -22,6 +31,8 @@ export interface PostOptions {
 }
 
 const MAX_REASON_CHARS = 500;
+/** Three idle timeouts: a slow but steady receiver still answers; a trickling one is cut off. */
+export const DEFAULT_DEADLINE_MS = 30_000;
 
 interface Response {
   status: number;
@@ -50,11 +61,31 @@ function request(options: PostOptions): Promise<Response> {
     const url = new URL(options.url);
     const client = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : null;
     if (client === null) return reject(new Error(`unsupported URL scheme ${url.protocol} (use http or https)`));
+    let route: ProxyRoute | null;
+    try {
+      route = proxyRouteFor(url);
+    } catch (err) {
+      return reject(new Error(`the proxy from HTTPS_PROXY/HTTP_PROXY/ALL_PROXY cannot be used: ${networkReason(err)}`));
+    }
+    const deadlineMs = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const deadline = setTimeout(() => {
+      req.destroy(timedOut(`timed out: no complete answer within the ${deadlineMs} ms deadline (the receiver is too slow or trickles its answer)`));
+    }, deadlineMs);
+    const done = (response: Response) => {
+      clearTimeout(deadline);
+      resolve(response);
+    };
+    // Errors name the proxy: "connection refused" then means the proxy, not the receiver.
+    const fail = (err: Error) => {
+      clearTimeout(deadline);
+      reject(route ? Object.assign(err, { message: `via proxy ${route.proxy}: ${err.message}` }) : err);
+    };
     const body = Buffer.from(options.body, 'utf8');
     const req = client.request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': body.length, 'user-agent': 'pgvigil', ...options.headers },
       timeout: options.timeoutMs,
+      ...(route ? { agent: route.agent } : {}),
     }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -65,14 +96,18 @@ function request(options: PostOptions): Promise<Response> {
       });
       res.on('end', () => {
         const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
+        done({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
       });
-      res.on('error', reject);
+      res.on('error', fail);
     });
-    req.on('timeout', () => req.destroy(Object.assign(new Error(`timed out after ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    req.on('error', reject);
+    req.on('timeout', () => req.destroy(timedOut(`timed out after ${options.timeoutMs} ms without a byte`)));
+    req.on('error', fail);
     req.end(body);
   });
+}
+
+function timedOut(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ETIMEDOUT' });
 }
 
 function networkReason(err: unknown): string {
