@@ -9,7 +9,8 @@ import { citedSeriesText, shownFacts } from './evidence-text.js';
 import type { IncidentReport, ReportAlert, TimelineEntry } from './incident-report.js';
 import { escapeXml as esc, LINE_COLOURS, renderChartSvg, type AlertPeriod } from './report-svg.js';
 
-const STYLE = `
+/** The look every pgvigil HTML report shares (this one and analyze's log report). */
+export const REPORT_STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;margin:0 auto;max-width:1100px;padding:16px 24px}
 h1{font-size:22px;margin:8px 0 2px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
 .window{color:#57606a;margin:0 0 12px}
@@ -36,17 +37,17 @@ export function renderIncidentReportHtml(report: IncidentReport): string {
   const window = { fromMs: ms(report.from), toMs: ms(report.to) };
   const periods: AlertPeriod[] = report.alerts.map((a) => ({ alertId: a.id, fromMs: ms(a.started), toMs: a.resolved === null ? window.toMs : ms(a.resolved) }));
   const inTimeline = new Set(report.timeline.flatMap((e) => ('event_id' in e.ref ? [e.ref.event_id] : [])));
-  const title = `pgvigil incident report ${short(report.from)} to ${short(report.to)}${report.target ? `, ${report.target}` : ''}`;
+  const title = `pgvigil incident report ${shortTime(report.from)} to ${shortTime(report.to)}${report.target ? `, ${report.target}` : ''}`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(title)}</title><style>${STYLE}</style></head><body>
+<title>${esc(title)}</title><style>${REPORT_STYLE}</style></head><body>
 <h1>pgvigil incident report</h1>
 <p class="window">${esc(report.from)} to ${esc(report.to)} (UTC)${report.target ? `, target <b>${esc(report.target)}</b>` : ', every target'}: ${report.alerts.length} alert(s), ${report.summary.events} log event(s)</p>
 <h2>Alerts (${report.alerts.length})</h2>
 ${report.alerts.length === 0 ? '<p>None fired in this window.</p>' : report.alerts.map((a) => alertHtml(a, inTimeline)).join('\n')}
 <h2>Charts</h2>
 <p class="window">Shaded: alert periods. Charts from autovacuum reports and logged lock waits need only the log; the others need pgvigil's samples.</p>
-<div class="charts">${report.charts.map((c) => `<section class="chart-box" id="chart-${c.id}"><h3>${esc(c.title)}</h3>${c.empty_reason === null ? renderChartSvg(c, window, periods) : `<p class="empty">${esc(c.empty_reason)}</p>`}${legend(c.lines.map((l) => `${l.label}${l.source === 'log' ? '' : ' (sampled)'}`), c.lines_omitted)}</section>`).join('\n')}</div>
+<div class="charts">${report.charts.map((c) => `<section class="chart-box" id="chart-${c.id}"><h3>${esc(c.title)}</h3>${c.empty_reason === null ? renderChartSvg(c, window, periods) : `<p class="empty">${esc(c.empty_reason)}</p>`}${chartLegend(c.lines.map((l) => `${l.label}${l.source === 'log' ? '' : ' (sampled)'}`), c.lines_omitted)}</section>`).join('\n')}</div>
 <h2>Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})</h2>
 <table class="timeline"><tbody>
 ${report.timeline.map(timelineRow).join('\n')}
@@ -58,8 +59,8 @@ ${report.timeline.map(timelineRow).join('\n')}
 }
 
 function alertHtml(a: ReportAlert, inTimeline: ReadonlySet<number>): string {
-  const lifecycle = [`fired ${short(a.started)}`, `updated ${short(a.updated)}`, a.resolved ? `resolved ${short(a.resolved)}` : 'still firing'];
-  const transitions = a.transitions.length > 1 ? ` (${a.transitions.map((t) => `${t.to} ${short(t.ts)}`).join(', ')})` : '';
+  const lifecycle = [`fired ${shortTime(a.started)}`, `updated ${shortTime(a.updated)}`, a.resolved ? `resolved ${shortTime(a.resolved)}` : 'still firing'];
+  const transitions = a.transitions.length > 1 ? ` (${a.transitions.map((t) => `${t.to} ${shortTime(t.ts)}`).join(', ')})` : '';
   const facts = shownFacts(a.evidence.facts);
   const evidence = a.evidence.event_ids.map((id) => (inTimeline.has(id) ? `<a href="#event-${id}">event ${id}</a>` : `event ${id} (outside this timeline)`));
   return `<div class="alert ${esc(a.severity)} ${a.state}" id="alert-${a.id}">
@@ -67,7 +68,7 @@ function alertHtml(a: ReportAlert, inTimeline: ReadonlySet<number>): string {
 <div>${esc(a.summary)}</div>
 <div class="lifecycle">${esc(lifecycle.join(', ') + transitions)}</div>
 ${facts.length > 0 ? `<table class="facts">${facts.map(([k, v]) => `<tr><td>${esc(k)}</td><td>${esc(v)}</td></tr>`).join('')}</table>` : ''}
-${a.evidence.series.length > 0 ? `<div class="evidence">Series: ${esc(a.evidence.series.map((s) => citedSeriesText(s, short)).join('; '))}</div>` : ''}
+${a.evidence.series.length > 0 ? `<div class="evidence">Series: ${esc(a.evidence.series.map((s) => citedSeriesText(s, shortTime)).join('; '))}</div>` : ''}
 ${evidence.length > 0 ? `<div class="evidence">Evidence: ${evidence.join(', ')}</div>` : ''}
 </div>`;
 }
@@ -77,10 +78,10 @@ function timelineRow(e: TimelineEntry): string {
   const alertLink = 'alert_id' in e.ref ? ` <a href="#alert-${e.ref.alert_id}">#${e.ref.alert_id}</a>` : '';
   const backLinks = e.evidence_of.map((alertId) => ` <a href="#alert-${alertId}">evidence of #${alertId}</a>`).join('');
   const classes = [e.what, e.evidence_of.length > 0 ? 'evidence' : ''].filter(Boolean).join(' ');
-  return `<tr${id ? ` id="${id}"` : ''} class="${classes}"><td class="ts">${esc(short(e.ts))}</td><td>${esc(e.target)}</td><td class="what">${esc(e.what)}</td><td>${esc(e.text)}${alertLink}${backLinks}</td></tr>`;
+  return `<tr${id ? ` id="${id}"` : ''} class="${classes}"><td class="ts">${esc(shortTime(e.ts))}</td><td>${esc(e.target)}</td><td class="what">${esc(e.what)}</td><td>${esc(e.text)}${alertLink}${backLinks}</td></tr>`;
 }
 
-function legend(labels: string[], omitted: number): string {
+export function chartLegend(labels: string[], omitted: number): string {
   if (labels.length === 0) return '';
   const items = labels.map((label, i) => `<span><i class="swatch" style="background:${LINE_COLOURS[i % LINE_COLOURS.length]}"></i>${esc(label)}</span>`);
   return `<p class="legend">${items.join('')}${omitted > 0 ? `<span>and ${omitted} more with lower peaks</span>` : ''}</p>`;
@@ -91,6 +92,6 @@ function ms(iso: string): number {
 }
 
 /** 2026-11-30 10:04:05.123 UTC reads faster than the full ISO form in a dense table. */
-function short(iso: string): string {
+export function shortTime(iso: string): string {
   return DateTime.fromISO(iso, { zone: 'utc' }).toFormat('yyyy-MM-dd HH:mm:ss.SSS');
 }
