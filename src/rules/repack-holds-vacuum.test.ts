@@ -25,6 +25,14 @@ function view(events: ReturnType<typeof vacuum>[], series: SeriesData[] = [serie
 
 const rule = repackHoldsVacuum(DEFAULTS);
 
+/** A report long before the slot: cutoff + age is the next XID then, which REPACK's hold cannot precede. */
+function reportBefore(cutoff: number, age: number) {
+  return eventOf('autovacuum', autovacuumDetails({
+    database: 'other', table: 'hot_counters', removable_cutoff_xid: cutoff, removable_cutoff_age_xids: age, tuples_dead_not_removable: 0,
+  }), { tsMs: at(-10), database: 'other' });
+}
+const NEXT_XID_771 = reportBefore(700, 71);
+
 describe('repack-holds-vacuum', () => {
   const cases: Array<{ name: string; events: ReturnType<typeof vacuum>[]; series?: SeriesData[]; fires: boolean }> = [
     {
@@ -79,17 +87,36 @@ describe('repack-holds-vacuum', () => {
 
   it('names the table, the databases, the stuck cutoff and cites the reports', () => {
     const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
-    const [finding] = rule.evaluate(view(events).at(at(7)), at(7));
+    const [finding] = rule.evaluate(view([NEXT_XID_771, ...events]).at(at(7)), at(7));
     expect(finding?.summary).toBe(
       'REPACK (CONCURRENTLY) of shop.public.orders has held vacuum back in 2 databases (2 tables) for 25 s: ' +
       'removable cutoff stuck at XID 771, 1,020 dead rows not removable',
     );
     expect(finding?.evidence.eventIds).toEqual(events.map((e) => e.id));
-    expect(finding?.evidence.facts).toMatchObject({ slot: 'pg_repack_4243', repack_pid: 4242, removable_cutoff_xid: 771, held_databases: 'billing, other' });
+    expect(finding?.evidence.facts).toMatchObject({ slot: 'pg_repack_4243', repack_pid: 4242, removable_cutoff_xid: 771, held_databases: 'billing, other', certain: true });
+  });
+
+  describe('an older holder (a pg_dump that took its snapshot first) is not blamed on REPACK', () => {
+    const held = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const summaries = (events: ReturnType<typeof vacuum>[]) => rule.evaluate(view(events).at(at(7)), at(7)).map((f) => f.summary);
+
+    it('quiet: the stuck cutoff is older than the next XID a report gave before REPACK started', () => {
+      expect(summaries([reportBefore(850, 50), ...held])).toEqual([]);
+    });
+
+    it('says "probably" when no report from before the run bounds the cutoff', () => {
+      expect(summaries(held)).toEqual([expect.stringMatching(
+        /has probably held vacuum back .* \(no autovacuum report from before it started shows whether an older snapshot held the horizon first\)$/)]);
+    });
+
+    it('compares XIDs modulo 2^32: a cutoff past the wrap is newer than a next XID just before it', () => {
+      const wrapped = [vacuum(4, 'other', 'hot_counters', 5, 1000), vacuum(6, 'billing', 'invoices', 5, 20)];
+      expect(summaries([reportBefore(4_294_967_200, 90), ...wrapped])).toEqual([expect.stringMatching(/ has held vacuum back .*stuck at XID 5, /)]);
+    });
   });
 
   it('without the progress series names the slot and database, or the table from the logged statement', () => {
-    const events = [vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
+    const events = [NEXT_XID_771, vacuum(4, 'other', 'hot_counters', 771, 1000), vacuum(6, 'billing', 'invoices', 771, 20)];
     const bare = rule.evaluate(view(events, [seriesOf(SLOT, SLOT_STEPS)]).at(at(7)), at(7));
     expect(bare[0]?.summary).toMatch(/^REPACK \(CONCURRENTLY\) in database shop \(slot pg_repack_4243\) has held vacuum back/);
     const statement = eventOf('ddl', { command: 'REPACK', relation: 'orders', relations: ['orders'], concurrently: true }, { tsMs: at(2), pid: 4242 });

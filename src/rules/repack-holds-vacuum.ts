@@ -6,13 +6,15 @@
  * xmin NULL, pg-messages.md §13.2).
  *
  * Evidence: the slot, how long it has existed, the autovacuum reports (event ids), the stuck cutoff.
- * A cutoff already reported before the slot appeared is not blamed on REPACK: something else held
- * it first (xmin-horizon-held names that).
+ * A cutoff already reported before the slot appeared, or older than the next XID a report gave
+ * before the run started, is not blamed on REPACK: something else held it first (xmin-horizon-held
+ * names that). Without a report from before the run, the finding says "probably".
  */
-import type { RuleEvent } from './rule-view.js';
+import type { LatestSample, RuleEvent, RuleView } from './rule-view.js';
+import { HOLDER_AGE, openForMs } from './horizon-holder.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { describeRun, runKey, runningRepacks, runStartMs, sameTable, type RepackRun } from './repack-runs.js';
-import { nextXidAtReport } from './vacuum-cutoffs.js';
+import { nextXidAtReport, xidPrecedes } from './vacuum-cutoffs.js';
 import { formatCount, formatDuration, plural } from './summary-format.js';
 
 export const ID = 'repack-holds-vacuum';
@@ -31,6 +33,13 @@ export const DEFAULTS: RepackHoldsVacuumOptions = { minReports: 2, minDeadTuples
 type Report = RuleEvent<'autovacuum'>;
 
 const START_UNCERTAINTY_MS = 30_000;
+/** Holder owners that are the REPACK itself (its session, its decoding worker, its slot): horizon-holder.ts. */
+const REPACK_OWNERS = new Set(['repack', 'repack_concurrently', 'repack_decoding_worker']);
+
+function startedBefore(view: RuleView, holder: LatestSample, startMs: number): boolean {
+  const openMs = openForMs(view, holder);
+  return openMs !== null && view.nowMs - openMs < startMs;
+}
 
 export function repackHoldsVacuum(options: RepackHoldsVacuumOptions = DEFAULTS): Rule {
   return {
@@ -48,12 +57,8 @@ export function repackHoldsVacuum(options: RepackHoldsVacuumOptions = DEFAULTS):
         const before = all.filter((e) => e.tsMs < startMs - (run.xactStartMs === null ? START_UNCERTAINTY_MS : 0));
         const stuck = stuckCutoff(during, before, options.minReports);
         if (!stuck) continue;
-        if (!run.logOnly) {
-          findings.push(finding(run, stuck, nowMs, null));
-          continue;
-        }
-        const fromLog = logOnlyHold(run, stuck, all);
-        if (fromLog) findings.push(finding(run, stuck, nowMs, fromLog));
+        const hold = holdOf(view, run, stuck, before, all);
+        if (hold) findings.push(finding(run, stuck, nowMs, hold));
       }
       return findings;
     },
@@ -90,41 +95,57 @@ function stuckCutoff(during: Report[], before: Report[], minReports: number): St
   return best;
 }
 
-/** How sure the log alone is that a run it shows holds the stuck cutoff. */
-interface LogHold {
-  /** The cutoff lies between the next XIDs reported just before and after the run's logged start. */
+/** How sure pgvigil is that the run holds the stuck cutoff. */
+interface Hold {
+  /**
+   * A report from before the run bounds the cutoff (below), and the run's start is known: from
+   * its slot's samples, or from a logged statement.
+   */
   certain: boolean;
-  /** Next XID of the last report before the run's start, when one was logged. */
+  /** Next XID of the last report before the run's start, when one was logged (15+). */
   nextXidBefore: number | null;
 }
 
 /**
- * A run only the log shows: its slot is unseen, so the cutoff must fit its start. REPACK's slot
- * holds the horizon at the next XID when the run started; the next XID of a report before the
- * start (cutoff + age) bounds that from below: a stuck cutoff under it was held by something older.
- * A later report past the cutoff means the hold is over (the run ended; a successful REPACK logs nothing).
+ * Whether the run can be what holds the stuck cutoff. With the horizon's holders sampled, a
+ * session or prepared transaction other than REPACK's that began before the run holds an older
+ * xmin, and binds first. Otherwise: REPACK's slot holds the horizon at the next
+ * XID when the run started; the next XID of a report before the start (cutoff + age) bounds that
+ * from below: a stuck cutoff older than that was held first by something older (a pg_dump, a
+ * forgotten session), which xmin-horizon-held names; stopping REPACK would not free it. Without
+ * such a report the run only probably holds it. A run only the log shows may have ended without a
+ * line: a later report past the cutoff says the hold is over.
  */
-function logOnlyHold(run: RepackRun, stuck: Stuck, reports: Report[]): LogHold | null {
-  const startMs = runStartMs(run);
-  const lastStuckMs = Math.max(...stuck.reports.map((e) => e.tsMs));
-  const movedOn = reports.some((e) => e.tsMs > lastStuckMs && (e.details.removable_cutoff_xid ?? 0) > stuck.cutoffXid);
-  if (movedOn) return null;
-  const nextXidBefore = reports.filter((e) => e.tsMs < startMs).map((e) => nextXidAtReport(e.details)).filter((x): x is number => x !== null).pop() ?? null;
-  if (nextXidBefore !== null && stuck.cutoffXid < nextXidBefore) return null;
-  return { certain: run.xactStartMs !== null && nextXidBefore !== null, nextXidBefore };
+function holdOf(view: RuleView, run: RepackRun, stuck: Stuck, before: Report[], reports: Report[]): Hold | null {
+  if (!run.logOnly) {
+    const holders = view.latest(HOLDER_AGE, { target: run.target });
+    // The sessions and prepared transactions that held the horizon are sampled with their start:
+    // one that began before the run holds an older xmin than REPACK's slot, and binds first.
+    if (holders.some((h) => !REPACK_OWNERS.has(h.labels.owner ?? '') && startedBefore(view, h, runStartMs(run)))) return null;
+    if (holders.length > 0) return { certain: true, nextXidBefore: null };
+  } else {
+    const lastStuckMs = Math.max(...stuck.reports.map((e) => e.tsMs));
+    const movedOn = reports.some((e) => e.tsMs > lastStuckMs && e.details.removable_cutoff_xid !== null
+      && xidPrecedes(stuck.cutoffXid, e.details.removable_cutoff_xid));
+    if (movedOn) return null;
+  }
+  const nextXidBefore = before.map((e) => nextXidAtReport(e.details)).filter((x): x is number => x !== null).pop() ?? null;
+  if (nextXidBefore !== null && xidPrecedes(stuck.cutoffXid, nextXidBefore)) return null;
+  const startKnown = !run.logOnly || run.xactStartMs !== null;
+  return { certain: startKnown && nextXidBefore !== null, nextXidBefore };
 }
 
-function finding(run: RepackRun, stuck: Stuck, nowMs: number, fromLog: LogHold | null): Finding {
+function finding(run: RepackRun, stuck: Stuck, nowMs: number, hold: Hold): Finding {
   const tables = new Map<string, Report>();
   for (const e of stuck.reports) tables.set(`${e.details.database}.${e.details.schema}.${e.details.table}`, e);
   const databases = new Set(stuck.reports.map((e) => e.details.database));
   const deadTuples = [...tables.values()].reduce((sum, e) => sum + (e.details.tuples_dead_not_removable ?? 0), 0);
   const heldMs = nowMs - runStartMs(run);
-  const held = fromLog !== null && !fromLog.certain ? 'has probably held' : 'has held';
-  const cutoff = fromLog?.certain ? `XID ${stuck.cutoffXid}, the next XID when it started` : `XID ${stuck.cutoffXid}`;
+  const held = hold.certain ? 'has held' : 'has probably held';
+  const cutoff = hold.certain && run.logOnly ? `XID ${stuck.cutoffXid}, the next XID when it started` : `XID ${stuck.cutoffXid}`;
   const summary = `${describeRun(run)} ${held} vacuum back in ${plural(databases.size, 'database')} ` +
     `(${plural(tables.size, 'table')}) for ${formatDuration(heldMs)}: removable cutoff stuck at ${cutoff}, ` +
-    `${formatCount(deadTuples)} dead rows not removable${fromLog ? logOnlyTail(run, fromLog) : ''}`;
+    `${formatCount(deadTuples)} dead rows not removable${run.logOnly ? logOnlyTail(run, hold) : sampledTail(hold)}`;
   return {
     dedupKey: findingKey(ID, run.target, runKey(run)),
     target: run.target,
@@ -143,14 +164,20 @@ function finding(run: RepackRun, stuck: Stuck, nowMs: number, fromLog: LogHold |
         held_tables: [...tables.keys()].sort().join(', '),
         dead_tuples_not_removable: deadTuples,
         seen_in: run.logOnly ? 'log' : 'samples',
-        ...(fromLog && { certain: fromLog.certain, next_xid_before_start: fromLog.nextXidBefore }),
+        certain: hold.certain,
+        next_xid_before_start: hold.nextXidBefore,
       },
     }),
   };
 }
 
+/** What a finding from samples cannot know without a report from before the run. */
+function sampledTail(hold: Hold): string {
+  return hold.certain ? '' : ' (no autovacuum report from before it started shows whether an older snapshot held the horizon first)';
+}
+
 /** What a log-only finding cannot know, and what would tell it. */
-function logOnlyTail(run: RepackRun, hold: LogHold): string {
+function logOnlyTail(run: RepackRun, hold: Hold): string {
   const sure = hold.certain ? '' : run.xactStartMs === null
     ? ' (set log_statement = ddl to log when REPACK starts, or run `pgvigil run` beside the server to see its slot)'
     : ' (no autovacuum report before it started gives the next XID then; `pgvigil run` beside the server sees its slot)';

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mapReplicationSlots } from '../../src/collectors/pg-replication-slots.js';
+import { mapXminHorizon } from '../../src/collectors/pg-xmin-horizon.js';
 import type { AnyLogEvent, Sample } from '../../src/domain/index.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import { WebhookNotifier } from '../../src/notify/webhook.js';
@@ -108,14 +109,21 @@ describe('rules on real PostgreSQL 19rc1 incidents', () => {
     });
   }
 
-  it('REPACK (CONCURRENTLY) in database shop holds vacuum of other.public.hot_counters at one cutoff', async () => {
-    const events = await fixtureEvents('stderr', 'repack-concurrently-holds-back-vacuum');
-    const started = lastTs(events, (e) => e.kind === 'ddl' && e.details.command === 'REPACK');
-    const ended = lastTs(events, (e) => e.message.startsWith('logical decoding is disabled'));
-    // pg_replication_slots as the 19rc1 server showed REPACK's slot (pg-messages.md §13.2, §13.3): the
-    // decoding worker 27043 (the pid that logged "logical decoding found consistent point") holds
-    // it for session 27041; sampled every second while it existed, mapped by the real collector code.
+  /**
+   * pg_replication_slots as the 19rc1 server showed REPACK's slot (pg-messages.md §13.2, §13.3): the
+   * decoding worker 27043 (the pid that logged "logical decoding found consistent point") holds it
+   * for session 27041, which pg_xmin_horizon lists too; sampled every second while it existed,
+   * mapped by the real collector code. `olderSnapshot`: a pg_dump whose transaction began a minute
+   * before the REPACK is sampled as a holder beside it.
+   */
+  function repackSamples(started: number, ended: number, olderSnapshot: boolean): Sample[] {
     const samples: Sample[] = [];
+    const ctx = (ts: number) => ({ target: TARGET, server: { versionNum: 190000, version: '19rc1', inRecovery: false, startedAtMs: 0 }, nowMs: ts });
+    const session = (pid: number, application: string, ageXids: number, xactStartMs: number, query: string) => ({
+      kind: 'backend', pid, datname: 'shop', usename: 'postgres', application_name: application, state: 'active', backend_type: 'client backend',
+      name: null, plugin: null, slot_type: null, temporary: null, leader_pid: null, age_xids: ageXids, xact_start: xactStartMs / 1000,
+      query_start: xactStartMs / 1000, query, kind_total: olderSnapshot ? 2 : 1, rank: 1,
+    });
     for (let ts = started + 500; ts < ended; ts += 1_000) {
       samples.push(...mapReplicationSlots([{
         slot_name: 'pg_repack_27043', plugin: 'pgrepack', slot_type: 'logical', database: 'shop', temporary: true, active: true,
@@ -123,9 +131,20 @@ describe('rules on real PostgreSQL 19rc1 incidents', () => {
         retained_wal_bytes: 8192, wal_status: 'reserved', safe_wal_size: null, conflicting: false, invalidation_reason: null,
         inactive_since: null, active_backend_type: 'REPACK decoding worker', active_leader_pid: 27041, active_application_name: '',
         failover: false, synced: false,
-      }], { target: TARGET, server: { versionNum: 190000, version: '19rc1', inRecovery: false, startedAtMs: 0 }, nowMs: ts }));
+      }], ctx(ts)));
+      samples.push(...mapXminHorizon([
+        session(27041, '', 3, started, 'REPACK (CONCURRENTLY) orders;'),
+        ...(olderSnapshot ? [session(26990, 'pg_dump', 40, started - 60_000, 'COPY public.orders TO stdout;')] : []),
+      ], ctx(ts)));
     }
-    const r = rig(events, samples);
+    return samples;
+  }
+
+  it('REPACK (CONCURRENTLY) in database shop holds vacuum of other.public.hot_counters at one cutoff', async () => {
+    const events = await fixtureEvents('stderr', 'repack-concurrently-holds-back-vacuum');
+    const started = lastTs(events, (e) => e.kind === 'ddl' && e.details.command === 'REPACK');
+    const ended = lastTs(events, (e) => e.message.startsWith('logical decoding is disabled'));
+    const r = rig(events, repackSamples(started, ended, false));
     const lastVacuum = lastTs(events, (e) => e.kind === 'autovacuum');
     const report = r.at(lastVacuum + 100);
     expect(report.fired).toEqual(['repack-holds-vacuum/pg19/pg_repack_27043']);
@@ -141,6 +160,14 @@ describe('rules on real PostgreSQL 19rc1 incidents', () => {
     r.at(ended + 71_000);
     expect(r.transitions('repack-holds-vacuum')).toEqual(['firing', 'resolved']);
     expect(r.outbox('repack-holds-vacuum')).toEqual(['trigger', 'resolve']);
+  });
+
+  it('the same REPACK beside a pg_dump that took its snapshot first: the older snapshot holds vacuum, not REPACK', async () => {
+    const events = await fixtureEvents('stderr', 'repack-concurrently-holds-back-vacuum');
+    const started = lastTs(events, (e) => e.kind === 'ddl' && e.details.command === 'REPACK');
+    const ended = lastTs(events, (e) => e.message.startsWith('logical decoding is disabled'));
+    const r = rig(events, repackSamples(started, ended, true));
+    expect(r.at(lastTs(events, (e) => e.kind === 'autovacuum') + 100).fired).not.toContain('repack-holds-vacuum/pg19/pg_repack_27043');
   });
 
   it('a backend killed by signal 9 takes the server through crash recovery: critical', async () => {
