@@ -1,0 +1,148 @@
+/**
+ * pgvigil analyze and pgBadger on the same bytes (issue #26, section 3): the recorded workload of
+ * test/fixtures/log-report (PG 15 and 18, each in stderr, csvlog and jsonlog) read by Debian's
+ * pgBadger (`-x json`) and by `pgvigil analyze --json`, and the numbers a pgBadger user looks at
+ * compared. Where pgBadger is wrong, the test says so with the log lines that prove it, asserts
+ * what pgBadger prints (so a fixed pgBadger is noticed) and holds pgvigil to the log instead
+ * (test/helpers/log-facts.ts reads it with plain regular expressions).
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AnalyzeSummary } from '../../src/report/analyze-summary.js';
+import { analyzeCaptured } from '../helpers/analyze-io.js';
+import { readCase, listCases, type FixtureCase } from '../helpers/scenarios/fixture-case.js';
+import { errorClassesOfJsonlog, readLogFacts, type LogFacts } from '../helpers/log-facts.js';
+import { runPgBadger, type BadgerReport } from '../helpers/pgbadger.js';
+import { suiteTempDir } from '../helpers/temp-dir.js';
+import { describeWithTool } from '../helpers/tools.js';
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/log-report');
+const WORKLOAD = 'log-report-workload';
+
+interface Analysis {
+  summary: AnalyzeSummary;
+}
+
+interface Side {
+  fixture: FixtureCase;
+  badger: BadgerReport;
+  vigil: Analysis;
+  /** The stderr log of the same run: the three formats hold the same entries. */
+  log: LogFacts;
+  /** ERROR-and-above entries by SQLSTATE class, from the run's jsonlog. */
+  errorClasses: Record<string, number>;
+}
+
+function caseFile(major: number, format: string, file: string): string {
+  return path.join(FIXTURES, `pg${major}-${format}-${WORKLOAD}`, file);
+}
+
+async function readSide(name: string, workDir: string): Promise<Side> {
+  const dir = path.join(FIXTURES, name);
+  const fixture = readCase(dir);
+  const file = path.join(dir, fixture.log_file);
+  const badger = runPgBadger(file, fixture.format, fixture.log_line_prefix, workDir);
+  const run = await analyzeCaptured([file], { json: true, jobs: 1, format: fixture.format, prefix: fixture.log_line_prefix });
+  if (run.code !== 0) throw new Error(`pgvigil analyze ${file} exited ${run.code}: ${run.stderr}`);
+  return {
+    fixture,
+    badger,
+    vigil: JSON.parse(run.stdout) as Analysis,
+    log: readLogFacts(caseFile(fixture.major, 'stderr', fixture.log_file.replace(/\.(csv|json)$/, '.log'))),
+    errorClasses: errorClassesOfJsonlog(caseFile(fixture.major, 'jsonlog', fixture.log_file.replace(/\.(log|csv)$/, '.json'))),
+  };
+}
+
+/** Counts of `ranked` (key, count) summed by SQLSTATE class. */
+function byClass(ranked: ReadonlyArray<{ key: string; count: number }>): Record<string, number> {
+  const classes: Record<string, number> = {};
+  for (const { key, count } of ranked) {
+    const errorClass = /^[0-9A-Z]{5}$/.test(key) ? key.slice(0, 2) : key;
+    classes[errorClass] = (classes[errorClass] ?? 0) + count;
+  }
+  return classes;
+}
+
+describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', () => {
+  const cases = listCases(FIXTURES).filter((name) => name.endsWith(`-${WORKLOAD}`));
+  const workDir = suiteTempDir('pgbadger-side-by-side');
+  const sides = new Map<string, Side>();
+
+  beforeAll(async () => {
+    for (const name of cases) sides.set(name, await readSide(name, workDir));
+  }, 120_000);
+
+  it('reads the six recorded cases', () => {
+    expect(cases).toEqual(['csvlog', 'jsonlog', 'stderr'].flatMap((format) => [15, 18].map((major) => `pg${major}-${format}-${WORKLOAD}`)).sort());
+  });
+
+  for (const name of cases) {
+    describe(name, () => {
+      const side = (): Side => sides.get(name)!;
+
+      it('count the same checkpoints, one per start and completion', () => {
+        const { badger, vigil, log } = side();
+        expect(log.checkpointsCompleted).toBe(log.checkpointsStarted);
+        expect(badger.checkpoints.started).toBe(log.checkpointsStarted);
+        expect(vigil.summary.checkpoints.completed).toBe(log.checkpointsCompleted);
+      });
+
+      it('count the same temporary files and bytes', () => {
+        const { badger, vigil, log, fixture } = side();
+        expect(badger.tempFiles.count).toBe(log.tempFiles.count);
+        expect(badger.tempFiles.totalBytes).toBe(log.tempFiles.totalBytes);
+        expect(vigil.summary.temp_files).toEqual({ count: log.tempFiles.count, total_bytes: log.tempFiles.totalBytes, max_bytes: log.tempFiles.maxBytes });
+        if (fixture.format === 'jsonlog') {
+          // pgBadger wrong: its largest temporary file is the sum of all files of the process. It adds
+          // each file's size to a per-process total that only a following STATEMENT entry resets, and
+          // a jsonlog entry carries its statement inside, so nothing does. PG 15: the three sorts of one
+          // backend, six files of 917504, 280000, 1343488, 420000, 1810432 and 560000 bytes:
+          //   {"timestamp":"2026-12-03 13:11:55.271 UTC",...,"pid":27321,...,"message":"temporary file: path ..., size 917504",...}
+          // pgBadger's largest file: 5339616 bytes, all six.
+          expect(badger.tempFiles.maxBytes).toBe(log.tempFiles.totalBytes);
+        } else {
+          expect(badger.tempFiles.maxBytes).toBe(log.tempFiles.maxBytes);
+        }
+      });
+
+      it('count the same errors, ERROR and FATAL', () => {
+        const { badger, vigil, log } = side();
+        expect(log.errorsByLevel).toEqual({ ERROR: 6, FATAL: 2 });
+        const badgerByLevel = (level: string): number => badger.errors.filter((e) => e.level === level).reduce((sum, e) => sum + e.count, 0);
+        expect({ ERROR: badgerByLevel('ERROR'), FATAL: badgerByLevel('FATAL') }).toEqual(log.errorsByLevel);
+        expect({ ERROR: vigil.summary.events_by_level.ERROR, FATAL: vigil.summary.events_by_level.FATAL }).toEqual(log.errorsByLevel);
+        // pgBadger wrong: its "Number of events" (errors_number) counts two LOG entries as errors, a
+        // lock wait and a reload (the first LOG it meets after a DETAIL or before a STATEMENT line):
+        //   2026-12-03 13:11:56.228 UTC [27325] rw_app@postgres LOG:  process 27325 still waiting for ShareLock on transaction 775 after 105.836 ms
+        //   2026-12-03 13:11:56.766 UTC [27270] LOG:  parameter "log_filename" changed to "after-log-report-workload.log"
+        expect(badger.errors.filter((e) => e.level === 'LOG').map((e) => e.normalized).sort()).toEqual([
+          'ERROR:  parameter "..." changed to "..."',
+          'ERROR:  process ... still waiting for ShareLock on transaction ... after ... ms',
+        ]);
+        expect(badger.errorsNumber).toBe(log.errorsByLevel.ERROR! + log.errorsByLevel.FATAL! + 2);
+      });
+
+      it('count the same errors by SQLSTATE class', () => {
+        const { badger, vigil, fixture, errorClasses } = side();
+        expect(errorClasses).toEqual({ '22': 2, '23': 1, '28': 1, '3D': 1, '42': 2, '57': 1 });
+        const vigilClasses = byClass(vigil.summary.errors_by_sqlstate);
+        const badgerClasses = byClass(badger.errors.filter((e) => e.level !== 'LOG').map((e) => ({ key: e.sqlstate ?? '(none)', count: e.count })));
+        if (fixture.format === 'stderr') {
+          // No SQLSTATE in this log: the prefix '%m [%p] %q%u@%d ' has no %e.
+          expect(vigilClasses).toEqual({ '(none)': 8 });
+          expect(badgerClasses).toEqual({ '(none)': 8 });
+          return;
+        }
+        expect(vigilClasses).toEqual(errorClasses);
+        if (fixture.format === 'csvlog') {
+          // pgBadger wrong: it reads no SQLSTATE from csvlog, whose 14th column has it:
+          //   2026-12-03 13:11:54.892 UTC,"rw_app","postgres",27315,...,ERROR,22012,"division by zero",...
+          expect(badgerClasses).toEqual({ '(none)': 8 });
+        } else {
+          expect(badgerClasses).toEqual(errorClasses);
+        }
+      });
+    });
+  }
+});
