@@ -6,8 +6,20 @@ import { suiteTempDir } from '../../test/helpers/temp-dir.js';
 import { LogJudgedTable } from './log-judged.js';
 import { MIGRATIONS } from './migrations.js';
 import { openStore, StoreError } from './open-store.js';
+import { ReportMinutesTable } from './report-minutes.js';
 
 const dir = suiteTempDir('open');
+
+/** A store file at schema `version` (the migrations before it applied) holding the rows `sql` inserts. */
+function storeOfSchema(name: string, version: number, sql: string): string {
+  const file = join(dir, name);
+  const old = new Database(file);
+  for (const migration of MIGRATIONS.slice(0, version)) old.exec(migration);
+  old.pragma(`user_version = ${version}`);
+  old.exec(sql);
+  old.close();
+  return file;
+}
 
 function storeError(fn: () => unknown): StoreError {
   try {
@@ -39,13 +51,8 @@ describe('openStore', () => {
   });
 
   it('upgrades a store of schema 2: each series gets the time of its newest sample as seen_ms', () => {
-    const file = join(dir, 'v2.db');
-    const old = new Database(file);
-    for (const migration of MIGRATIONS.slice(0, 2)) old.exec(migration);
-    old.pragma('user_version = 2');
-    old.exec(`INSERT INTO series (id, target, name, labels) VALUES (1, 't', 'a', '[]'), (2, 't', 'b', '[]'), (3, 't', 'c', '[]');
+    const file = storeOfSchema('v2.db', 2, `INSERT INTO series (id, target, name, labels) VALUES (1, 't', 'a', '[]'), (2, 't', 'b', '[]'), (3, 't', 'c', '[]');
       INSERT INTO samples (series_id, ts_ms, value) VALUES (1, 10, 1), (1, 30, 1), (1, 20, 1), (2, 5, NULL)`);
-    old.close();
     const db = openStore(file);
     expect(db.prepare('SELECT id, seen_ms AS seenMs, info FROM series ORDER BY id').all())
       .toEqual([{ id: 1, seenMs: 30, info: null }, { id: 2, seenMs: 5, info: null }, { id: 3, seenMs: null, info: null }]);
@@ -53,17 +60,21 @@ describe('openStore', () => {
   });
 
   it('upgrades a store of schema 5 with no judged positions: its newest event per target is what a start counts as judged', () => {
-    const file = join(dir, 'v5.db');
-    const old = new Database(file);
-    for (const migration of MIGRATIONS.slice(0, 5)) old.exec(migration);
-    old.pragma('user_version = 5');
-    old.exec(`INSERT INTO events (id, target, ts_ms, kind, level, message, details, source_file, source_offset)
+    const file = storeOfSchema('v5.db', 5, `INSERT INTO events (id, target, ts_ms, kind, level, message, details, source_file, source_offset)
       VALUES (1, 'a', 10, 'generic', 'LOG', 'm', '{}', 'f', 0), (2, 'b', 20, 'generic', 'LOG', 'm', '{}', 'f', 1), (3, 'a', 15, 'generic', 'LOG', 'm', '{}', 'f', 2)`);
-    old.close();
     const db = openStore(file);
     const table = new LogJudgedTable(db);
     expect([table.get('a'), table.newestEvent('a'), table.newestEvent('b'), table.newestEvent('c')])
       .toEqual([null, { eventId: 3, atMs: 15 }, { eventId: 2, atMs: 20 }, null]);
+    db.close();
+  });
+
+  it('upgrades a store of schema 9: the log report per minute starts after its newest event, so its history is not folded at the first start', () => {
+    const file = storeOfSchema('v9.db', 9, `INSERT INTO events (id, target, ts_ms, kind, level, message, details, source_file, source_offset)
+      VALUES (1, 'a', 10, 'generic', 'LOG', 'm', '{}', 'f', 0), (7, 'a', 20, 'generic', 'LOG', 'm', '{}', 'f', 1)`);
+    const db = openStore(file);
+    const table = new ReportMinutesTable(db);
+    expect([table.cursor(), table.throughId('a', 0), [...table.inWindow({ fromMs: 0, toMs: 100 })]]).toEqual([7, 0, []]);
     db.close();
   });
 

@@ -148,17 +148,13 @@ export class StoreQueries implements StoreReads {
   *eventsInOrder(query: { fromMs: number; toMs: number; target?: string }): Generator<{ id: number; event: AnyLogEvent }> {
     const { where, params } = conditions([['ts_ms >= ?', query.fromMs], ['ts_ms <= ?', query.toMs], ['target = ?', query.target]]);
     const rows = this.db.prepare(`SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY ts_ms, id`).iterate(...params) as IterableIterator<EventRow>;
-    for (const row of rows) {
-      yield {
-        id: row.id,
-        event: {
-          kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
-          level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: decodeDetails(row.details),
-          source: { file: row.source_file, offset: row.source_offset, line: null },
-          ...(row.language !== null ? { language: row.language } : {}),
-        } as AnyLogEvent,
-      };
-    }
+    for (const row of rows) yield { id: row.id, event: logEventFromRow(row) };
+  }
+
+  /** Every event stored after `afterId`, in id (commit) order, read row by row. */
+  *eventsAfterId(afterId: number): Generator<{ id: number; event: AnyLogEvent }> {
+    const rows = this.db.prepare('SELECT * FROM events WHERE id > ? ORDER BY id').iterate(afterId) as IterableIterator<EventRow>;
+    for (const row of rows) yield { id: row.id, event: logEventFromRow(row) };
   }
 
   /** Transitions of the given alerts, oldest first. */
@@ -225,6 +221,15 @@ export class StoreQueries implements StoreReads {
     const rows = this.db.prepare(`SELECT * FROM events WHERE id IN (${ids.map(() => '?').join(',')}) ORDER BY ts_ms, id`).all(...ids) as EventRow[];
     return rows.map(eventFromRow);
   }
+}
+
+function logEventFromRow(row: EventRow): AnyLogEvent {
+  return {
+    kind: row.kind as EventKind, target: row.target, tsMs: row.ts_ms, pid: row.pid, database: row.database, user: row.user_name,
+    level: row.level as LogLevel, sqlstate: row.sqlstate, message: row.message, details: decodeDetails(row.details),
+    source: { file: row.source_file, offset: row.source_offset, line: null },
+    ...(row.language !== null ? { language: row.language } : {}),
+  } as AnyLogEvent;
 }
 
 function eventFromRow(row: EventRow): StoredEventView {

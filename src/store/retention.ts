@@ -16,6 +16,7 @@
  */
 import type { Db } from './open-store.js';
 import type { Clock, Component } from '../domain/index.js';
+import { ReportMinutesTable } from './report-minutes.js';
 
 export interface RetentionPolicy {
   maxAgeMs: number;
@@ -31,6 +32,8 @@ export interface RetentionResult {
   seriesRetired: number;
   /** Of samplesDeleted, those removed by thinning. */
   samplesThinned: number;
+  /** Rows of the log report per minute (report_minutes), which go with the events of their minutes. */
+  reportMinutesDeleted: number;
 }
 
 /** Thinning done up to (exclusive): each step is thinned once, not re-read at every run. */
@@ -68,7 +71,8 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
     result.eventsDeleted += step.eventsDeleted;
     result.samplesDeleted += step.samplesDeleted;
     result.seriesRetired += step.seriesRetired;
-    if (step.eventsDeleted + step.samplesDeleted + step.seriesRetired === 0) break;
+    result.reportMinutesDeleted += step.reportMinutesDeleted;
+    if (step.eventsDeleted + step.samplesDeleted + step.seriesRetired + step.reportMinutesDeleted === 0) break;
   }
   return result;
 }
@@ -122,7 +126,14 @@ function deleteOlderThan(db: Db, cutoffMs: number): Omit<RetentionResult, 'sampl
     deleted = events.run(cutoffMs).changes;
     eventsDeleted += deleted;
   }
-  return { eventsDeleted, ...deleteSamplesOlderThan(db, cutoffMs) };
+  // The log report's minutes go with the events they were folded from.
+  const minutes = new ReportMinutesTable(db);
+  let reportMinutesDeleted = 0;
+  for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
+    deleted = minutes.deleteBefore(cutoffMs, CHUNK_ROWS);
+    reportMinutesDeleted += deleted;
+  }
+  return { eventsDeleted, reportMinutesDeleted, ...deleteSamplesOlderThan(db, cutoffMs) };
 }
 
 /**
@@ -206,8 +217,8 @@ export class RetentionJob implements Component {
   runOnce(): void {
     try {
       const result = applyRetention(this.db, this.policy, this.clock.nowMs(), this.thinning);
-      this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted;
-      if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired > 0) this.log.info({ ...result }, 'retention removed old data');
+      this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted + result.reportMinutesDeleted;
+      if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired + result.reportMinutesDeleted > 0) this.log.info({ ...result }, 'retention removed old data');
     } catch (err) {
       this.stats.failures++;
       this.log.error({ err, file: this.db.name }, 'retention failed; will retry');
