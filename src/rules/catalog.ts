@@ -32,6 +32,7 @@ import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
 import { statementTimeouts, DEFAULTS as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
 import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
+import { walArchivingFailing, DEFAULTS as ARCHIVING_FAILING } from './wal-archiving-failing.js';
 import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
 import { xminHorizonHeld, DEFAULTS as XMIN } from './xmin-horizon-held.js';
 
@@ -103,6 +104,10 @@ export const RULES = {
   'wraparound-approaching': {
     create: wraparoundApproaching, defaults: WRAPAROUND,
     needs: needs({ collectors: ['pg_database', 'pg_xmin_horizon', 'pg_settings'], events: ['wraparound_warning'] }),
+  },
+  'wal-archiving-failing': {
+    // The archiver's `archive command failed` lines are unclassified (generic): they only name the cause.
+    create: walArchivingFailing, defaults: ARCHIVING_FAILING, needs: needs({ collectors: ['pg_stat_archiver'], events: ['generic'] }),
   },
   'replication-slot-danger': {
     create: replicationSlotDanger, defaults: SLOT_DANGER, needs: needs({ collectors: ['pg_replication_slots'], events: ['slot_invalidated'] }),

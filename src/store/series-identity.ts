@@ -29,6 +29,8 @@ export const DESCRIPTIVE_LABELS: ReadonlyMap<string, readonly string[]> = new Ma
   ['pg_stat_progress_repack_info', ['phase', 'index_name']],
   ['pg_stat_replication_info', ['state', 'sync_state']],
   ['pg_stat_wal_receiver_info', ['status']],
+  // A new WAL segment archived (or failed) is the same archiver, not a new series.
+  ['pg_stat_archiver_info', ['last_archived_wal', 'last_failed_wal']],
 ]);
 
 /**
