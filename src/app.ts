@@ -18,6 +18,7 @@ import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
+import { RejectedDeliveries, ruleAlertsOnly } from './notify/rejected-deliveries.js';
 import { BacklogCatchUp } from './rules/backlog-catch-up.js';
 import { buildRules, logOnlyRuleIds, RULES } from './rules/catalog.js';
 import { RuleEngine } from './rules/engine.js';
@@ -53,7 +54,9 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const writer = new StoreWriter(db, clock, log.child({ component: 'store-writer' }));
   const notifiers = buildNotifiers(config);
   const alerts = new AlertStore(db, notifiers);
-  const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts });
+  // A receiver's rejection raises pgvigil's own alert (notifications-rejected), sent through the other channels.
+  const watcher = new RejectedDeliveries(alerts, config.targets[0]?.name ?? 'pgvigil');
+  const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts, watcher });
   alerts.onTransition(() => outbox.wake());
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
   // A failover informs every notifier that takes change events; it pages only through the rules.
@@ -82,7 +85,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const engine = new RuleEngine({
     rules: buildRules(config.rules),
     views: new StoreRuleViewSource(db, { targets: config.targets.map((t) => ({ name: t.name, cluster: t.cluster })), staleAfterMs: config.rules.staleAfterMs }),
-    alerts,
+    alerts: ruleAlertsOnly(alerts),
     clock,
     log: log.child({ component: 'rules' }),
     commits: writer,

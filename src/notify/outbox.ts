@@ -14,8 +14,10 @@ import { DEFAULT_BACKOFF, retryDelayMs, type BackoffOptions } from './backoff.js
 import type { ChangeEvent, DeliveryResult, Notifier } from './notifier.js';
 import { OutboxTable, type OutboxRow } from './outbox-table.js';
 import { RateLimit } from './rate-limit.js';
+import type { DeliveryWatcher } from './rejected-deliveries.js';
 
 interface Logger {
+  error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
@@ -34,6 +36,8 @@ export interface OutboxOptions {
   /** [0, 1) source for jitter; tests pass a fixed one. */
   random?: () => number;
   refresher?: FiringRefresher;
+  /** Told of each rejection and each accepted delivery (pgvigil's own notifications-rejected alert). */
+  watcher?: DeliveryWatcher;
 }
 
 export interface ChannelStats {
@@ -63,7 +67,7 @@ export class Outbox implements Component {
   private readonly delivered = new Map<string, number>();
   private readonly failures = new Map<string, Map<FailureClass, number>>();
   private readonly timers: Array<{ cancel(): void }> = [];
-  private readonly options: Required<Omit<OutboxOptions, 'refresher'>> & Pick<OutboxOptions, 'refresher'>;
+  private readonly options: Required<Omit<OutboxOptions, 'refresher' | 'watcher'>> & Pick<OutboxOptions, 'refresher' | 'watcher'>;
   /** The longest delay a row is scheduled ahead: a retry's backoff or a group wait. */
   private readonly horizonMs: number;
   private stopping = false;
@@ -189,6 +193,7 @@ export class Outbox implements Component {
     if (result.outcome === 'accepted') {
       this.table.accepted(row, nowMs);
       this.delivered.set(channel, (this.delivered.get(channel) ?? 0) + 1);
+      this.tellWatcher(channel, (w) => w.accepted(channel, nowMs));
       return true;
     }
     this.countFailure(channel, failureClass(result));
@@ -196,12 +201,25 @@ export class Outbox implements Component {
     if (result.outcome === 'rejected') {
       this.table.reject(row, result.reason);
       this.log.warn({ ...context, reason: result.reason }, 'receiver rejected a notification; kept as rejected, not retried');
+      const rejectedRows = this.table.counts().find((c) => c.channel === channel && c.state === 'rejected')?.rows ?? 0;
+      this.tellWatcher(channel, (w) => w.rejected({ channel, status: result.status, reason: result.reason, alertId: row.alertId, rejectedRows, nowMs }));
       return true;
     }
     const delayMs = retryDelayMs(row.attempts + 1, this.options.backoff, this.options.random, result.retryAfterMs);
     this.table.retryAt(row, nowMs + delayMs, result.reason);
     if (row.attempts === 0) this.log.warn({ ...context, reason: result.reason, retryInMs: delayMs }, 'notification not delivered; will retry');
     return false;
+  }
+
+  /** The watcher writes alerts: a failure there is logged and delivery goes on. */
+  private tellWatcher(channel: string, tell: (watcher: DeliveryWatcher) => void): void {
+    const { watcher } = this.options;
+    if (!watcher) return;
+    try {
+      tell(watcher);
+    } catch (err) {
+      this.log.error({ err, channel }, 'could not record the channel\'s delivery state as pgvigil\'s own alert; delivery goes on');
+    }
   }
 
   private countFailure(channel: string, kind: FailureClass): void {

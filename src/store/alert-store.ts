@@ -12,6 +12,7 @@ import { severityAtLeast, type Alert, type AlertTransition, type Evidence, type 
 import type { IncidentView, Notification, Notifier, Outbound } from '../notify/notifier.js';
 import { highestSeverity } from '../notify/notifier.js';
 import { OutboxTable } from '../notify/outbox-table.js';
+import { channelMayHear } from '../notify/rejected-deliveries.js';
 import type { Db } from './open-store.js';
 import { Silences } from './silences.js';
 
@@ -180,6 +181,7 @@ export class AlertStore {
       for (const alert of this.openAlerts()) {
         const transition = transitionOf(alert, 'firing', nowMs);
         for (const notifier of channels) {
+          if (!channelMayHear(notifier.channel, alert)) continue;
           if (this.outbox.hasPendingFor(notifier.channel, alert.dedupKey)) continue;
           const outbound = notifier.format({ kind: 'alert', alert, transition });
           if (outbound === null || this.outbox.isWithheld(notifier.channel, outbound.dedupKey)) continue;
@@ -227,6 +229,7 @@ export class AlertStore {
     // In a maintenance window a new alert is withheld from every channel, as one below its min_severity.
     const silenced = this.notifiers.length > 0 && this.silences.covering(alert.target, alert.ruleId, nowMs) !== null;
     for (const notifier of this.notifiers) {
+      if (!channelMayHear(notifier.channel, alert)) continue;
       const notification: Notification = notifier.groupBy === 'incident' && view
         ? { kind: 'incident', incident: view }
         : { kind: 'alert', alert, transition };
