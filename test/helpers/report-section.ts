@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import type { AnyLogEvent } from '../../src/domain/index.js';
 import { DEFAULT_REPORT_LIMITS, type ReportLimits, type ReportSection } from '../../src/report/log-report/section.js';
+import { expectGolden } from './golden-file.js';
 import { FIXTURES_DIR, readCase } from './scenarios/fixture-case.js';
 import { parseLogFile } from './scenarios/parse-log.js';
 
@@ -32,6 +33,16 @@ export function foldEvents<S, R>(section: ReportSection<S, R>, events: readonly 
 /** The section's result over `events` in one pass, as the JSON a report prints. */
 export function foldResult<S, R>(section: ReportSection<S, R>, events: readonly AnyLogEvent[], limits: ReportLimits = DEFAULT_REPORT_LIMITS): R {
   return roundTrip(section.result(foldEvents(section, events, limits), limits));
+}
+
+/** Golden files of the sections' results: test/fixtures/log-report-sections/<section key>.json. */
+const GOLDEN_DIR = path.resolve(import.meta.dirname, '../fixtures/log-report-sections');
+
+/** The section's result over each fixture case, compared with its golden file (one per section). */
+export async function expectSectionGolden<S, R>(section: ReportSection<S, R>, cases: readonly string[]): Promise<void> {
+  const results: Record<string, unknown> = {};
+  for (const name of cases) results[name] = foldResult(section, await fixtureEvents(name));
+  expectGolden(path.join(GOLDEN_DIR, `${section.key}.json`), `${JSON.stringify(results, null, 2)}\n`);
 }
 
 function roundTrip<T>(value: T): T {

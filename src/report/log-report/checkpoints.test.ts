@@ -1,11 +1,7 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectGolden } from '../../../test/helpers/golden-file.js';
-import { expectMergeProperty, fixtureEvents, foldEvents, foldResult } from '../../../test/helpers/report-section.js';
+import { expectMergeProperty, expectSectionGolden, fixtureEvents, foldEvents, foldResult } from '../../../test/helpers/report-section.js';
 import { checkpointReason, checkpointsSection, REASON_NOT_LOGGED } from './checkpoints.js';
 import { DEFAULT_REPORT_LIMITS } from './section.js';
-
-const GOLDEN_DIR = path.resolve(import.meta.dirname, '../../../test/fixtures/log-report-sections');
 
 /** Real logs with checkpoints: requested (13, 18, 19's `fast` and repeated flags), end of recovery, shutdown. */
 const CASES = [
@@ -18,11 +14,7 @@ const CASES = [
 ];
 
 describe('checkpoints section', () => {
-  it('folds real logs to one checkpoint per start/complete pair (golden)', async () => {
-    const results: Record<string, unknown> = {};
-    for (const name of CASES) results[name] = foldResult(checkpointsSection, await fixtureEvents(name));
-    expectGolden(path.join(GOLDEN_DIR, 'checkpoints.json'), `${JSON.stringify(results, null, 2)}\n`);
-  });
+  it('folds real logs to one checkpoint per start/complete pair (golden)', () => expectSectionGolden(checkpointsSection, CASES));
 
   it('counts a requested checkpoint once, with its reason and figures', async () => {
     const result = foldResult(checkpointsSection, await fixtureEvents('pg18-stderr-checkpoint-requested'));

@@ -1,10 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectGolden } from '../../../test/helpers/golden-file.js';
-import { expectMergeProperty, fixtureEvents, foldResult } from '../../../test/helpers/report-section.js';
+import { expectMergeProperty, expectSectionGolden, fixtureEvents, foldResult } from '../../../test/helpers/report-section.js';
 import { maintenanceSection } from './maintenance.js';
-
-const GOLDEN_DIR = path.resolve(import.meta.dirname, '../../../test/fixtures/log-report-sections');
 
 /** Real logs: 13's one-line autoanalyze, 15 and 18's reports, 19's parallel workers, a vacuum held back. */
 const CASES = [
@@ -15,11 +11,7 @@ const CASES = [
 ];
 
 describe('maintenance section', () => {
-  it('folds real logs to runs per table (golden)', async () => {
-    const results: Record<string, unknown> = {};
-    for (const name of CASES) results[name] = foldResult(maintenanceSection, await fixtureEvents(name));
-    expectGolden(path.join(GOLDEN_DIR, 'maintenance.json'), `${JSON.stringify(results, null, 2)}\n`);
-  });
+  it('folds real logs to runs per table (golden)', () => expectSectionGolden(maintenanceSection, CASES));
 
   it('adds up a table held back by a snapshot: dead rows not removable, then removed', async () => {
     const result = foldResult(maintenanceSection, await fixtureEvents('pg18-stderr-autovacuum-held-back-by-snapshot'));
