@@ -17,7 +17,9 @@
  * each amplified to BENCH_LANG_MB (default 64), as events/s of `analyze --json` (goal: translated
  * >= 0.5x English); and English read with the default language detection vs `--lang en`, to see
  * what detection costs a log that needs none. BENCH_PARSE_ONLY=translated runs this section alone
- * (no live corpus). BENCH_PARSE_ONLY=autovacuum runs the autovacuum corpus vs pgBadger alone.
+ * (no live corpus). BENCH_PARSE_ONLY=autovacuum runs the autovacuum corpus vs pgBadger alone;
+ * BENCH_PARSE_ONLY=pgbadger the mixed corpus vs pgBadger alone, with analyze's peak RSS (issue #26:
+ * >= 50x pgBadger -j 1 and < 250 MB on 1 GiB, every log report section computed).
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync, writeSync, mkdtempSync, rmSync } from 'node:fs';
@@ -229,16 +231,33 @@ function autovacuumRatio(analyze: Sample[], badger: Sample[], badgerMb: number):
   return `  analyze -j 1 / pgbadger -j 1, autovac: ${ratio(analyze, badger)} [>= 10x] (pgBadger on the first ${badgerMb} MB)\n`;
 }
 
-/** BENCH_PARSE_ONLY=autovacuum (issue #12): the autovacuum corpus alone, analyze vs pgBadger, without the mixed-corpus rows. */
-async function autovacuumSection(file: string, badgerMb: number, tmp: string, runs: number): Promise<void> {
-  const badgerAv = badgerAvProgram(file, badgerMb, tmp);
-  if (!badgerAv) throw new Error(`BENCH_PARSE_ONLY=autovacuum compares with pgBadger, not found at ${PGBADGER}`);
-  const programs = { analyzeAv: analyzeProgram('pgvigil analyze -j 1 (autovacuum)', file, ['-j', '1']), badgerAv };
+/**
+ * One `analyze -j 1` against pgBadger -j 1 on the first `badgerMb` of the same corpus, alone:
+ * BENCH_PARSE_ONLY=autovacuum (issue #12) and BENCH_PARSE_ONLY=pgbadger (issue #26: the mixed
+ * corpus with the log report computed, and its peak RSS), without the other rows.
+ */
+async function versusPgBadger(only: string, file: string, badgerMb: number, tmp: string, runs: number): Promise<void> {
+  const kind = only === 'autovacuum' ? 'autovacuum' : 'mixed';
+  if (!existsSync(PGBADGER)) throw new Error(`BENCH_PARSE_ONLY=${only} compares with pgBadger, not found at ${PGBADGER}`);
+  const programs = {
+    analyze: analyzeProgram(`pgvigil analyze -j 1 (${kind})`, file, ['-j', '1']),
+    badger: pgbadgerProgram(`pgbadger -j 1 (${kind} slice)`, slice(file, badgerMb * MB, path.join(tmp, `${kind}-slice.log`)), tmp),
+  };
   execFileSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
   const samples = await measureRounds(programs, runs);
+  const s = (key: keyof typeof programs): Sample[] => samples.get(key)!;
   process.stdout.write('\nmedian of runs (range):\n');
   for (const [key, program] of Object.entries(programs)) process.stdout.write(`  ${report(program, samples.get(key)!)}\n`);
-  process.stdout.write(`\nratios (median of per-run ratios; targets in brackets):\n${autovacuumRatio(samples.get('analyzeAv')!, samples.get('badgerAv')!, badgerMb)}`);
+  process.stdout.write('\nratios (median of per-run ratios; targets in brackets):\n');
+  if (kind === 'autovacuum') return void process.stdout.write(autovacuumRatio(s('analyze'), s('badger'), badgerMb));
+  process.stdout.write(`  analyze -j 1 / pgbadger -j 1, mixed:   ${ratio(s('analyze'), s('badger'))} [>= 50x] (pgBadger on the first ${badgerMb} MB)\n`);
+  process.stdout.write(peakRssLine(s('analyze'), programs.analyze));
+}
+
+/** Issue #26's memory target: `analyze -j 1` with every report section, on 1 GiB. */
+function peakRssLine(samples: Sample[], program: Program): string {
+  const peak = Math.max(...samples.map((x) => x.run.peakRssMb ?? 0));
+  return `  peak RSS analyze -j 1, mixed:          ${peak.toFixed(0)} MB on ${(program.bytes / MB).toFixed(0)} MB [< 250 MB on 1024 MB]\n`;
 }
 
 async function run(): Promise<void> {
@@ -265,8 +284,9 @@ async function run(): Promise<void> {
   const badgerMb = envNumber('BENCH_PGBADGER_MB', 64);
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-bench-parse-'));
   try {
-    if (process.env.BENCH_PARSE_ONLY === 'autovacuum') {
-      await autovacuumSection(corpus.autovacuum, badgerMb, tmp, runs);
+    const only = process.env.BENCH_PARSE_ONLY;
+    if (only === 'autovacuum' || only === 'pgbadger') {
+      await versusPgBadger(only, only === 'autovacuum' ? corpus.autovacuum : corpus.mixed, badgerMb, tmp, runs);
       return;
     }
     const formatsMb = envNumber('BENCH_FORMATS_MB', badgerMb);
@@ -314,6 +334,7 @@ async function run(): Promise<void> {
     const perEvents = (a: Sample[], b: Sample[]): string => ratio(a.map((x, i) => sameBytes(x, b[i]!)), b);
     process.stdout.write(`  csvlog / stderr, same events:          ${perEvents(s('formatCsv'), s('formatStderr'))} [>= 0.5x]\n`);
     process.stdout.write(`  jsonlog / stderr, same events:         ${perEvents(s('formatJson'), s('formatStderr'))} [>= 0.5x]\n`);
+    process.stdout.write(peakRssLine(s('analyze'), programs.analyze));
     process.stdout.write(`  peak RSS analyze -j 2, mixed: ${Math.max(...s('analyze2').map((x) => x.run.peakRssMb ?? 0)).toFixed(0)} MB [< 200 MB]\n`);
     process.stdout.write(`  absolute (noisy): analyze mixed ${median(s('analyze').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 100], ` +
       `autovacuum ${median(s('analyzeAv').map((x) => x.mbPerS)).toFixed(0)} MB/s [>= 60], ingest ${median(s('ingest').map((x) => x.mbPerS)).toFixed(0)} MB/s ` +
