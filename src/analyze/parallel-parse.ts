@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import type { AnyLogEvent } from '../domain/index.js';
 import type { GenericRun } from '../report/analyze-summary.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
+import type { LogReportStates } from '../report/log-report/log-report-fold.js';
 import type { PipelineStats } from '../parsers/log-pipeline.js';
 import { EXAMPLES_PER_REASON } from '../parsers/framing-stats.js';
 import { compressionOfFile } from '../sources/log-inputs.js';
@@ -81,6 +82,8 @@ export interface ParsedEventSink {
    * files before, plus its offset in its file (decompressed for a .gz).
    */
   afterBatch: (inputBytes: number) => Promise<void> | void;
+  /** The log report's states of each range whose events were given, in file order (log-report-fold.ts). */
+  onReport?: (states: LogReportStates) => void;
 }
 
 /** Parses `files` in this order on `options.jobs` threads, giving `sink` their events in file order. */
@@ -284,6 +287,7 @@ async function mergeInOrder(ranges: PlannedRange[], pool: ParserPool, sink: Pars
         continue;
       }
       addRange(file, message.result, lineBase, range.task.whole ? message.bytes : null, message.error);
+      sink.onReport?.(message.report);
       // Ranges this one read through are already merged: their own results are dropped.
       for (let skip = 1; skip <= message.result.endIndex; skip++) skipRange(ranges[r + skip]!, pool);
       break;

@@ -14,6 +14,7 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { readShippedCatalogs } from '../parsers/lang/catalog.js';
 import { Translator } from '../parsers/lang/translator.js';
+import { LogReportFold, type LogReportStates } from '../report/log-report/log-report-fold.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
@@ -51,7 +52,7 @@ export type ToWorker = RangeTask | { type: 'ack' };
 export type FromWorker =
   | { type: 'events'; id: number; bytesRead: number; events: AnyLogEvent[] }
   | { type: 'columns'; id: number; bytesRead: number; columns: ColumnBatch }
-  | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null };
+  | { type: 'done'; id: number; result: RangeResult; bytes: number; error: string | null; report: LogReportStates };
 
 /**
  * A range shorter than a chunk is read in chunks of its size, at least this: a whole chunk (and a
@@ -158,13 +159,19 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
   const parser = new RangeParser(() => createLogPipeline(options), task.ends);
   const splitter = new LineSplitter({ startOffset: task.start, startLine: 1 });
   const batch = task.summaryOnly ? columnsBatch() : eventsBatch();
+  // Folded here, from whole events, before a summary's batch reduces them to columns.
+  const report = new LogReportFold();
+  const posted = (event: AnyLogEvent): void => {
+    report.add(event);
+    batch.push(event);
+  };
   let overLongSeen = 0;
   const onLine = (line: Parameters<RangeParser['push']>[0]): void => {
     if (parser.result) return;
     const before = overLongSeen;
     overLongSeen = splitter.stats.overLongLines; // counts this line already
     const events = parser.push(line, before);
-    for (let i = 0; i < events.length; i++) batch.push(events[i]!);
+    for (let i = 0; i < events.length; i++) posted(events[i]!);
   };
   const batchBytes = batchBytesFor(task.summaryOnly);
   let bytes = 0;
@@ -192,9 +199,9 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
     // As a single-threaded run: what was read before the failure (a truncated .gz) is kept.
     error = (err as Error).message;
   }
-  if (!parser.result) for (const event of parser.finish(splitter.stats.overLongLines)) batch.push(event);
+  if (!parser.result) for (const event of parser.finish(splitter.stats.overLongLines)) posted(event);
   await send();
-  post({ type: 'done', id: task.id, result: parser.result!, bytes, error });
+  post({ type: 'done', id: task.id, result: parser.result!, bytes, error, report: report.states });
 }
 
 const port = parentPort;

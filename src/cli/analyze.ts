@@ -18,6 +18,7 @@ import type { AnyLogEvent } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
+import { LogReportFold } from '../report/log-report/log-report-fold.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
 import { compressionOfFile, expandInputs } from '../sources/log-inputs.js';
@@ -97,6 +98,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     target: targets.get(files[0] ?? '') ?? 'stdin', format: options.format ?? 'auto', prefix: options.prefix, timezone: options.tz, language: language.setting,
   };
   const summary = new AnalyzeSummaryBuilder();
+  const logReport = new LogReportFold();
   const output = new BufferedOutput(io.stdout);
   const progress = options.progress ? new AnalyzeProgress(io.stderr, await plainBytesOf(files), io.clock ?? systemClock) : null;
   /** What is said on stderr while reading: the progress line goes first. */
@@ -126,8 +128,12 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     if (rules) rules.add(event);
     else if (store) batch.push(event);
   };
+  /** The single-threaded run's events; with -j N each range's worker folds the log report (range-worker.ts). */
   const handle = (events: AnyLogEvent[]): void => {
-    for (let i = 0; i < events.length; i++) handleEvent(events[i]!);
+    for (let i = 0; i < events.length; i++) {
+      logReport.add(events[i]!);
+      handleEvent(events[i]!);
+    }
   };
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
@@ -147,7 +153,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
       const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly, targets }, {
-        onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run),
+        onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run), onReport: (states) => logReport.merge(states),
         afterBatch: (inputBytes) => {
           progress?.update(inputBytes);
           return drain();
@@ -231,6 +237,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     over_long_lines: overLongLines,
     events_by_kind: result.events_by_kind,
     summary: result,
+    report: logReport.results(),
     ...(alerts && { alerts }),
   };
   progress?.end();

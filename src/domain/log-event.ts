@@ -42,6 +42,11 @@ export interface LogEvent<K extends EventKind = EventKind> {
   user: string | null;
   level: LogLevel;
   sqlstate: string | null;
+  /**
+   * The client's application_name, present only when the log has it (csvlog and jsonlog columns,
+   * `%a` in a stderr log_line_prefix) and it is not empty.
+   */
+  application?: string;
   /** The entry's primary message (first line for multi-line reports), as the server wrote it. */
   message: string;
   /**

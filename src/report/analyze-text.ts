@@ -26,6 +26,8 @@ export interface AnalyzeReport {
   over_long_lines: number;
   events_by_kind: AnalyzeSummary['events_by_kind'];
   summary: AnalyzeSummary;
+  /** The log report: each registered section's result under its key (src/report/log-report/). */
+  report: Record<string, unknown>;
   /** With --rules: what the rules concluded, replayed on the log's time. */
   alerts?: OfflineAlert[];
 }

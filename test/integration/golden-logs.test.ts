@@ -62,9 +62,9 @@ describe('golden log fixtures', () => {
   }
 });
 
-/** What must not depend on the log format: the envelope minus where it came from and the SQLSTATE (stderr has no %e here). */
+/** What must not depend on the log format: the envelope minus where it came from, the SQLSTATE and the application (stderr has no %e or %a here). */
 function formatIndependent(events: readonly AnyLogEvent[]): unknown[] {
-  return events.map(({ source: _source, target: _target, sqlstate: _sqlstate, ...rest }) => rest);
+  return events.map(({ source: _source, target: _target, sqlstate: _sqlstate, application: _application, ...rest }) => rest);
 }
 
 describe('the three formats of one recording', () => {

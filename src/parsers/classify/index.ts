@@ -73,7 +73,7 @@ function continuationLines(entry: LogEntry): Pick<GenericDetails, 'statement' | 
 function envelope(entry: LogEntry, target: string, receivedMs: number | undefined, message: string, c: Classification): AnyLogEvent {
   // TypeScript cannot correlate `kind` and `details` through the spread union; Classification
   // already guarantees they belong together.
-  return {
+  const event = {
     kind: c.kind,
     target,
     tsMs: entry.tsMs ?? receivedMs ?? 0,
@@ -86,6 +86,9 @@ function envelope(entry: LogEntry, target: string, receivedMs: number | undefine
     details: c.details,
     source: entry.source,
   } as AnyLogEvent;
+  // Only when logged: most logs have no %a, and their events stay as they were.
+  if (entry.application !== null) event.application = entry.application;
+  return event;
 }
 
 /**

@@ -1,0 +1,392 @@
+/**
+ * The report's `queries` section: statements grouped by fingerprint (fingerprint.ts), from the
+ * duration and statement lines of postgres.c (statement-lines.ts), in generic events (and `ddl`
+ * ones, which are log_statement lines too). Per fingerprint: executions, durations (total, mean,
+ * p50/p95 from a sketch, max), databases, users and applications; beside them the slowest single
+ * statements and queries per minute.
+ *
+ * What is one execution:
+ * - a `duration: ... statement:` or `duration: ... execute <name>:` line (log_min_duration_statement);
+ * - a `statement:` or `execute <name>:` line (log_statement), completed by the next line of its
+ *   process: a `duration: N ms` alone (log_duration) gives its time; a timed line of the same
+ *   fingerprint is the same execution; anything else means it ran untimed (below the threshold);
+ * - parse and bind steps are not executions: their time is totalled apart (`parse_bind`); a
+ *   `duration:` line alone that follows no statement line is totalled as `statement_not_logged`.
+ * Pairing across ranges or minutes keeps, per process, the statement left open at the end
+ * (`open`) and what a span saw first (`heads`), which the merge joins: the same as one fold.
+ * Durations are whole microseconds, so totals are exact in any grouping.
+ *
+ * Owns: this section's state, merge and result. Never: reading files or events' framing.
+ */
+import type { AnyLogEvent } from '../../domain/index.js';
+import { addDuration, mergeSketches, quantilesUs, type DurationSketch } from './duration-sketch.js';
+import { fingerprintOf, type Fingerprint } from './fingerprint.js';
+import { countInMinute, mergePerMinute, perMinuteRows, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
+import { readStatementLine } from './statement-lines.js';
+
+interface Who {
+  database: string | null;
+  user: string | null;
+  application: string | null;
+}
+
+interface Totals {
+  count: number;
+  timed: number;
+  total_us: number;
+}
+
+interface FingerprintStats extends Totals {
+  text: string;
+  parsed: boolean;
+  max_us: number;
+  sketch: DurationSketch;
+  databases: Record<string, number>;
+  users: Record<string, number>;
+  applications: Record<string, number>;
+}
+
+interface SlowStatement extends Who {
+  fingerprint: string;
+  text: string;
+  duration_us: number;
+  ts_ms: number;
+}
+
+/** A log_statement line waiting for the next line of its process. */
+interface OpenStatement extends Who {
+  fingerprint: Fingerprint;
+  ts_ms: number;
+}
+
+/** A `duration:` line alone: the time of the statement its process logged last. */
+interface DurationAlone extends Who {
+  duration_us: number;
+  ts_ms: number;
+}
+
+/**
+ * The first pairing line of a process in a span: what it does to a statement an earlier span
+ * left open. A statement line leaves it untimed; a timed line is its execution if of its
+ * fingerprint; a duration alone is its time.
+ */
+type PidHead = { statement: true } | { timed: string } | { alone: DurationAlone };
+
+export interface QueriesState {
+  fingerprints: Record<string, FingerprintStats>;
+  /** Keys of `fingerprints` (kept so that add need not count them). */
+  fingerprint_count: number;
+  /** Executions of fingerprints past `limits.maxKeys`. */
+  other: Totals;
+  statement_not_logged: Totals;
+  parse_bind: Totals;
+  /** The slowest executions, slowest first, at most `limits.topN`. */
+  slowest: SlowStatement[];
+  per_minute: PerMinute;
+  heads: Record<string, PidHead>;
+  open: Record<string, OpenStatement>;
+}
+
+/** Names per fingerprint in each of databases, users and applications; more are counted under OTHER_NAME. */
+const MAX_NAMES = 50;
+const OTHER_NAME = '(other)';
+/** Names shown per fingerprint in the result. */
+const TOP_NAMES = 5;
+
+function emptyTotals(): Totals {
+  return { count: 0, timed: 0, total_us: 0 };
+}
+
+function whoOf(event: AnyLogEvent): Who {
+  return { database: event.database, user: event.user, application: event.application ?? null };
+}
+
+export const queriesSection: ReportSection<QueriesState, QueriesResult> = {
+  key: 'queries',
+  empty: () => ({
+    fingerprints: {}, fingerprint_count: 0, other: emptyTotals(), statement_not_logged: emptyTotals(), parse_bind: emptyTotals(),
+    slowest: [], per_minute: {}, heads: {}, open: {},
+  }),
+  add: addEvent,
+  merge: mergeStates,
+  result: resultOf,
+};
+
+function addEvent(state: QueriesState, event: AnyLogEvent, limits: ReportLimits): void {
+  if (event.kind !== 'generic' && event.kind !== 'ddl') return;
+  const line = readStatementLine(event.message);
+  if (line === null) return;
+  const pid = event.pid;
+  const durationUs = line.durationUs;
+  if (line.step === 'parse' || line.step === 'bind') {
+    addTotals(state.parse_bind, durationUs);
+    return;
+  }
+  if (line.text === null) {
+    durationAlone(state, pid, { ...whoOf(event), duration_us: durationUs!, ts_ms: event.tsMs }, limits);
+    return;
+  }
+  const fingerprint = fingerprintOf(line.text);
+  const open = pid === null ? undefined : state.open[pid];
+  if (durationUs === null) {
+    // A log_statement line: an earlier one of the process got no time.
+    if (open !== undefined) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
+    if (pid === null) {
+      record(state, fingerprint, null, event.tsMs, whoOf(event), limits, true);
+      return;
+    }
+    state.heads[pid] ??= { statement: true };
+    state.open[pid] = { ...whoOf(event), fingerprint, ts_ms: event.tsMs };
+    // Created now, so that the first statement of a fingerprint names it in any grouping.
+    statsOf(state, fingerprint, state.fingerprint_count < limits.maxKeys);
+    return;
+  }
+  if (pid !== null) {
+    if (open !== undefined) {
+      if (open.fingerprint.id !== fingerprint.id) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
+      delete state.open[pid];
+    }
+    state.heads[pid] ??= { timed: fingerprint.id };
+  }
+  record(state, fingerprint, durationUs, event.tsMs, whoOf(event), limits, true);
+}
+
+function durationAlone(state: QueriesState, pid: number | null, alone: DurationAlone, limits: ReportLimits): void {
+  const open = pid === null ? undefined : state.open[pid];
+  if (open !== undefined) {
+    delete state.open[pid!];
+    record(state, open.fingerprint, alone.duration_us, alone.ts_ms, open, limits, false);
+  } else if (pid !== null && state.heads[pid] === undefined) {
+    // Its statement may be the one an earlier span left open: the merge decides.
+    state.heads[pid] = { alone };
+  } else {
+    addTotals(state.statement_not_logged, alone.duration_us);
+  }
+}
+
+function addTotals(totals: Totals, durationUs: number | null): void {
+  totals.count++;
+  if (durationUs === null) return;
+  totals.timed++;
+  totals.total_us += durationUs;
+}
+
+/** The fingerprint's statistics, created if `room` allows; null when it is not kept (past `limits.maxKeys`). */
+function statsOf(state: QueriesState, fingerprint: Fingerprint, room: boolean): FingerprintStats | null {
+  const known = state.fingerprints[fingerprint.id];
+  if (known !== undefined) return known;
+  if (!room) return null;
+  state.fingerprint_count++;
+  return (state.fingerprints[fingerprint.id] = {
+    text: fingerprint.text, parsed: fingerprint.parsed, count: 0, timed: 0, total_us: 0, max_us: 0, sketch: {}, databases: {}, users: {}, applications: {},
+  });
+}
+
+/**
+ * One execution. `isNew`: its fingerprint may be let in now; false for an open statement
+ * completed later, whose fingerprint was let in (or not) when its statement line was read.
+ */
+function record(state: QueriesState, fingerprint: Fingerprint, durationUs: number | null, tsMs: number, who: Who, limits: ReportLimits, isNew: boolean): void {
+  countInMinute(state.per_minute, tsMs, 'queries');
+  if (durationUs !== null) countInMinute(state.per_minute, tsMs, 'duration_us', durationUs);
+  const stats = statsOf(state, fingerprint, isNew && state.fingerprint_count < limits.maxKeys);
+  if (stats === null) {
+    addTotals(state.other, durationUs);
+    return;
+  }
+  addTotals(stats, durationUs);
+  countName(stats.databases, who.database);
+  countName(stats.users, who.user);
+  countName(stats.applications, who.application);
+  if (durationUs === null) return;
+  if (durationUs > stats.max_us) stats.max_us = durationUs;
+  addDuration(stats.sketch, durationUs);
+  keepIfSlow(state.slowest, { fingerprint: fingerprint.id, text: fingerprint.text, duration_us: durationUs, ts_ms: tsMs, ...who }, limits.topN);
+}
+
+function countName(names: Record<string, number>, name: string | null, n = 1): void {
+  if (name === null) return;
+  const key = names[name] !== undefined || Object.keys(names).length < MAX_NAMES ? name : OTHER_NAME;
+  names[key] = (names[key] ?? 0) + n;
+}
+
+/** Slowest first; equal durations by time, then fingerprint: one order, so any grouping keeps the same ones. */
+function slowerFirst(a: SlowStatement, b: SlowStatement): number {
+  return b.duration_us - a.duration_us || a.ts_ms - b.ts_ms || (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0);
+}
+
+function keepIfSlow(slowest: SlowStatement[], candidate: SlowStatement, topN: number): void {
+  const last = slowest[slowest.length - 1];
+  if (slowest.length >= topN && last !== undefined && slowerFirst(candidate, last) >= 0) return;
+  let at = slowest.length;
+  while (at > 0 && slowerFirst(candidate, slowest[at - 1]!) < 0) at--;
+  slowest.splice(at, 0, candidate);
+  if (slowest.length > topN) slowest.length = topN;
+}
+
+function mergeStates(earlier: QueriesState, later: QueriesState, limits: ReportLimits): QueriesState {
+  for (const [id, stats] of Object.entries(later.fingerprints)) mergeFingerprint(earlier, id, stats, limits);
+  mergeTotals(earlier.other, later.other);
+  mergeTotals(earlier.statement_not_logged, later.statement_not_logged);
+  mergeTotals(earlier.parse_bind, later.parse_bind);
+  mergePerMinute(earlier.per_minute, later.per_minute);
+  for (const slow of later.slowest) keepIfSlow(earlier.slowest, slow, limits.topN);
+  for (const [pid, head] of Object.entries(later.heads)) {
+    joinAtPid(earlier, pid, head, limits);
+    earlier.heads[pid] ??= head;
+  }
+  Object.assign(earlier.open, later.open);
+  return earlier;
+}
+
+/** What `earlier`'s open statement of `pid` becomes given `later`'s first line of the process. */
+function joinAtPid(earlier: QueriesState, pid: string, head: PidHead, limits: ReportLimits): void {
+  const open = earlier.open[pid];
+  if (open === undefined) {
+    if ('alone' in head && earlier.heads[pid] !== undefined) addTotals(earlier.statement_not_logged, head.alone.duration_us);
+    return;
+  }
+  delete earlier.open[pid];
+  if ('alone' in head) record(earlier, open.fingerprint, head.alone.duration_us, head.alone.ts_ms, open, limits, false);
+  else if (!('timed' in head && head.timed === open.fingerprint.id)) record(earlier, open.fingerprint, null, open.ts_ms, open, limits, false);
+}
+
+function mergeTotals(into: Totals, more: Totals): void {
+  into.count += more.count;
+  into.timed += more.timed;
+  into.total_us += more.total_us;
+}
+
+function mergeFingerprint(state: QueriesState, id: string, more: FingerprintStats, limits: ReportLimits): void {
+  const stats = state.fingerprints[id];
+  if (stats === undefined) {
+    if (state.fingerprint_count >= limits.maxKeys) {
+      mergeTotals(state.other, more);
+      return;
+    }
+    state.fingerprints[id] = more;
+    state.fingerprint_count++;
+    return;
+  }
+  mergeTotals(stats, more);
+  stats.max_us = Math.max(stats.max_us, more.max_us);
+  mergeSketches(stats.sketch, more.sketch);
+  for (const [names, moreNames] of [[stats.databases, more.databases], [stats.users, more.users], [stats.applications, more.applications]] as const) {
+    for (const [name, n] of Object.entries(moreNames)) countName(names, name, n);
+  }
+}
+
+export interface NameCount {
+  name: string;
+  count: number;
+}
+
+export interface FingerprintRow {
+  fingerprint: string;
+  /** Normalised: literals and parameters as `$n`. */
+  text: string;
+  /** False: PostgreSQL's parser rejected the text (cut short?), grouped by its literals blanked. */
+  parsed: boolean;
+  /** Executions, with or without a duration. */
+  count: number;
+  /** Executions with a duration. */
+  timed: number;
+  total_ms: number;
+  mean_ms: number | null;
+  p50_ms: number | null;
+  p95_ms: number | null;
+  max_ms: number | null;
+  databases: NameCount[];
+  users: NameCount[];
+  applications: NameCount[];
+}
+
+export interface SlowRow {
+  fingerprint: string;
+  text: string;
+  duration_ms: number;
+  ts: string;
+  database: string | null;
+  user: string | null;
+  application: string | null;
+}
+
+export interface TotalsRow {
+  count: number;
+  total_ms: number;
+}
+
+export interface QueriesResult {
+  /** Executions: statements and execute steps, with or without a duration. */
+  queries: number;
+  timed: number;
+  total_ms: number;
+  /** Distinct fingerprints kept (at most `limits.maxKeys`). */
+  fingerprints: number;
+  by_total_time: FingerprintRow[];
+  by_count: FingerprintRow[];
+  slowest: SlowRow[];
+  /** Executions of fingerprints past `limits.maxKeys`. */
+  other_fingerprints: TotalsRow;
+  /** `duration:` lines alone (log_duration) with no statement line of their process before them. */
+  statement_not_logged: TotalsRow;
+  /** Parse and bind steps of the extended protocol (their execution is counted at execute). */
+  parse_bind: TotalsRow;
+  per_minute: Array<{ minute: string; queries: number; duration_ms: number }>;
+}
+
+function resultOf(original: QueriesState, limits: ReportLimits): QueriesResult {
+  // What is still open at the end of the log ran untimed; a leading duration's statement was before it.
+  const state = structuredClone(original);
+  for (const open of Object.values(state.open)) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
+  for (const head of Object.values(state.heads)) if ('alone' in head) addTotals(state.statement_not_logged, head.alone.duration_us);
+  const stats = Object.entries(state.fingerprints).filter(([, s]) => s.count > 0);
+  const totals = stats.reduce((sum, [, s]) => ({ count: sum.count + s.count, timed: sum.timed + s.timed, total_us: sum.total_us + s.total_us }), { ...state.other });
+  const top = (order: (a: FingerprintStats, b: FingerprintStats) => number): FingerprintRow[] =>
+    [...stats].sort(([idA, a], [idB, b]) => order(a, b) || (idA < idB ? -1 : 1)).slice(0, limits.topN).map(([id, s]) => rowOf(id, s));
+  return {
+    queries: totals.count,
+    timed: totals.timed,
+    total_ms: ms(totals.total_us),
+    fingerprints: stats.length,
+    by_total_time: top((a, b) => b.total_us - a.total_us || b.count - a.count),
+    by_count: top((a, b) => b.count - a.count || b.total_us - a.total_us),
+    slowest: state.slowest.slice(0, limits.topN).map((s) => ({
+      fingerprint: s.fingerprint, text: s.text, duration_ms: ms(s.duration_us), ts: new Date(s.ts_ms).toISOString(), database: s.database, user: s.user, application: s.application,
+    })),
+    other_fingerprints: totalsRow(state.other),
+    statement_not_logged: totalsRow(state.statement_not_logged),
+    parse_bind: totalsRow(state.parse_bind),
+    per_minute: perMinuteRows(state.per_minute, ['queries', 'duration_us']).map((row) => ({ minute: row.minute, queries: Number(row.queries), duration_ms: ms(Number(row.duration_us)) })),
+  };
+}
+
+function rowOf(id: string, s: FingerprintStats): FingerprintRow {
+  const [p50, p95] = quantilesUs(s.sketch, [0.5, 0.95]);
+  const timed = s.timed > 0;
+  return {
+    fingerprint: id, text: s.text, parsed: s.parsed, count: s.count, timed: s.timed, total_ms: ms(s.total_us),
+    mean_ms: timed ? round3(s.total_us / s.timed / 1000) : null,
+    // A bucket's value is within 1% of a logged duration; never above the largest logged.
+    p50_ms: p50 == null ? null : round3(Math.min(p50, s.max_us) / 1000),
+    p95_ms: p95 == null ? null : round3(Math.min(p95, s.max_us) / 1000),
+    max_ms: timed ? ms(s.max_us) : null,
+    databases: topNames(s.databases), users: topNames(s.users), applications: topNames(s.applications),
+  };
+}
+
+function topNames(names: Record<string, number>): NameCount[] {
+  return Object.entries(names).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, TOP_NAMES).map(([name, count]) => ({ name, count }));
+}
+
+function totalsRow(totals: Totals): TotalsRow {
+  return { count: totals.count, total_ms: ms(totals.total_us) };
+}
+
+function ms(us: number): number {
+  return us / 1000;
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

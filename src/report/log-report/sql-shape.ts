@@ -1,0 +1,140 @@
+/**
+ * A statement's shape: its text with every literal (number, quoted or dollar-quoted string)
+ * replaced by one marker, everything else (white space, comments, identifiers, `$n`) kept as it
+ * is. Two texts of one shape differ only in literal values, so PostgreSQL's parser gives them the
+ * same fingerprint and the same normalised text: the shape is the key of fingerprint.ts's cache,
+ * which makes pgbench's millions of distinct texts a handful of parser calls. It is also the
+ * fallback normaliser for a text the parser rejects (a statement cut short).
+ *
+ * Owns: the scan (one pass over the characters, no regex per statement). Never: the parser.
+ */
+
+/** Stands for a literal in a shape: a control character no statement holds unquoted. */
+export const LITERAL = '\u0001';
+
+const enum Char {
+  Space = 32, Dollar = 36, Quote = 39, DoubleQuote = 34, Asterisk = 42, Plus = 43, Minus = 45, Dot = 46, Slash = 47,
+  Zero = 48, Nine = 57, Backslash = 92, Underscore = 95,
+}
+
+function isIdentifierChar(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || (code >= Char.Zero && code <= Char.Nine) || code === Char.Underscore || code === Char.Dollar || code > 127;
+}
+
+function isDigit(code: number): boolean {
+  return code >= Char.Zero && code <= Char.Nine;
+}
+
+/** `text` with its literals replaced by LITERAL; an unterminated string or comment runs to the end. */
+export function shapeOf(text: string): string {
+  let out = '';
+  let copied = 0;
+  const n = text.length;
+  const replace = (start: number, end: number): void => {
+    out += text.slice(copied, start) + LITERAL;
+    copied = end;
+  };
+  for (let i = 0; i < n;) {
+    const code = text.charCodeAt(i);
+    const previous = i === 0 ? Char.Space : text.charCodeAt(i - 1);
+    if (code === Char.Quote) {
+      // E'...' strings take backslash escapes; the prefix letter (E, B, X, U&) stays in the shape.
+      const end = endOfQuoted(text, i + 1, (previous | 0x20) === 101);
+      replace(i, end);
+      i = end;
+    } else if (code === Char.DoubleQuote) {
+      i = endOfQuotedIdentifier(text, i + 1);
+    } else if (code === Char.Minus && text.charCodeAt(i + 1) === Char.Minus) {
+      const newline = text.indexOf('\n', i);
+      i = newline < 0 ? n : newline;
+    } else if (code === Char.Slash && text.charCodeAt(i + 1) === Char.Asterisk) {
+      i = endOfBlockComment(text, i + 2);
+    } else if (code === Char.Dollar && !isIdentifierChar(previous) && !isDigit(text.charCodeAt(i + 1))) {
+      const end = endOfDollarQuoted(text, i);
+      if (end > i) replace(i, end);
+      i = Math.max(end, i + 1);
+    } else if ((isDigit(code) || (code === Char.Dot && isDigit(text.charCodeAt(i + 1)))) && !isIdentifierChar(previous)) {
+      const end = endOfNumber(text, i);
+      replace(i, end);
+      i = end;
+    } else if (isIdentifierChar(code)) {
+      // An identifier, keyword or `$n` parameter: its digits are its own.
+      i++;
+      while (i < n && isIdentifierChar(text.charCodeAt(i))) i++;
+    } else {
+      i++;
+    }
+  }
+  return out + text.slice(copied);
+}
+
+function endOfQuoted(text: string, from: number, backslashEscapes: boolean): number {
+  for (let i = from; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (backslashEscapes && code === Char.Backslash) i++;
+    else if (code === Char.Quote) {
+      if (text.charCodeAt(i + 1) !== Char.Quote) return i + 1;
+      i++;
+    }
+  }
+  return text.length;
+}
+
+function endOfQuotedIdentifier(text: string, from: number): number {
+  for (let i = from; i < text.length; i++) {
+    if (text.charCodeAt(i) !== Char.DoubleQuote) continue;
+    if (text.charCodeAt(i + 1) !== Char.DoubleQuote) return i + 1;
+    i++;
+  }
+  return text.length;
+}
+
+function endOfBlockComment(text: string, from: number): number {
+  let depth = 1;
+  for (let i = from; i < text.length - 1; i++) {
+    const code = text.charCodeAt(i);
+    if (code === Char.Asterisk && text.charCodeAt(i + 1) === Char.Slash) {
+      if (--depth === 0) return i + 2;
+      i++;
+    } else if (code === Char.Slash && text.charCodeAt(i + 1) === Char.Asterisk) {
+      depth++;
+      i++;
+    }
+  }
+  return text.length;
+}
+
+/** The end of `$tag$ ... $tag$` starting at `from`; `from` itself when no tag opens there. */
+function endOfDollarQuoted(text: string, from: number): number {
+  let i = from + 1;
+  while (i < text.length && isIdentifierChar(text.charCodeAt(i)) && text.charCodeAt(i) !== Char.Dollar) i++;
+  if (text.charCodeAt(i) !== Char.Dollar) return from;
+  const tag = text.slice(from, i + 1);
+  const close = text.indexOf(tag, i + 1);
+  return close < 0 ? text.length : close + tag.length;
+}
+
+/** Digits, a fraction, an exponent with its sign, hex/octal/binary and `_` separators (PG 16+). */
+function endOfNumber(text: string, from: number): number {
+  let i = from;
+  while (i < text.length) {
+    const code = text.charCodeAt(i);
+    if ((code | 0x20) === 101 && (text.charCodeAt(i + 1) === Char.Plus || text.charCodeAt(i + 1) === Char.Minus) && isDigit(text.charCodeAt(i + 2))) i += 2;
+    else if (isIdentifierChar(code) || code === Char.Dot) i++;
+    else break;
+  }
+  return i;
+}
+
+const FOLDED_LIST = new RegExp(`\\b(in\\s*)\\(\\s*${LITERAL}(?:\\s*,\\s*${LITERAL})+\\s*\\)`, 'gi');
+const HIGHEST_PARAMETER = /\$(\d+)/g;
+
+/**
+ * What a shape reads as when the parser rejected its text: `IN (...)` lists of literals folded to
+ * one, literals as `$n` numbered after the text's own parameters, as PostgreSQL's normaliser does.
+ */
+export function normalisedShape(shape: string): string {
+  let next = 1;
+  for (const match of shape.matchAll(HIGHEST_PARAMETER)) next = Math.max(next, Number(match[1]) + 1);
+  return shape.replace(FOLDED_LIST, `$1(${LITERAL})`).replace(/\u0001/g, () => `$${next++}`);
+}
