@@ -8,11 +8,10 @@ import type { Sample } from '../domain/index.js';
 import type { Collector, CollectorOptions, MapContext, Row } from './collector.js';
 import { majorVersion } from './collector.js';
 import { gauge, metricDefs, SampleBuilder } from './metric-defs.js';
+import { LOCK_WAIT_SESSIONS_REPORTED } from '../domain/series-limits.js';
 import { queryCollector } from './query-collector.js';
 import { label, num } from './row.js';
 
-/** Waiting sessions reported one by one (the longest waits); all are counted. */
-export const SESSIONS_REPORTED = 20;
 const ROW_LIMIT = 1000;
 
 export function lockWaitsSql(major: number): string {
@@ -53,7 +52,7 @@ export function mapLockWaits(rows: readonly Row[], ctx: MapContext): Sample[] {
     if (wait !== null) maxWait = Math.max(maxWait, wait);
     const schemaname = label(row, 'schemaname');
     const relname = label(row, 'relname');
-    if (i < SESSIONS_REPORTED) {
+    if (i < LOCK_WAIT_SESSIONS_REPORTED) {
       b.add(M.session_wait_seconds, {
         datname, pid: label(row, 'pid'), usename: label(row, 'usename'), application_name: label(row, 'application_name'),
         locktype: label(row, 'locktype'), mode: label(row, 'mode'), schemaname, relname,

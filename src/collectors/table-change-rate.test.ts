@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveChangeRates, REPACK_CEILING_CHANGES, secondsUntilCeiling, type ChangeCounter } from './table-change-rate.js';
+import { REPACK_CEILING_CHANGES, secondsUntilCeiling } from '../domain/repack-ceiling.js';
+import { deriveChangeRates, type ChangeCounter } from './table-change-rate.js';
 
 const at = (entries: Array<[string, number, number]>): Map<string, ChangeCounter> =>
   new Map(entries.map(([key, changes, tsMs]) => [key, { changes, tsMs }]));

@@ -9,9 +9,7 @@
  * is how long a REPACK of that table can run at the current rate (exported in seconds, the base
  * unit). Pure: the previous state is passed in and the next one returned.
  */
-
-/** Rows REPACK (CONCURRENTLY) can track before its next allocation exceeds MaxAllocSize. */
-export const REPACK_CEILING_CHANGES = 104_857_600;
+import { secondsUntilCeiling } from '../domain/repack-ceiling.js';
 
 export interface ChangeCounter {
   /** n_tup_upd + n_tup_del */
@@ -28,10 +26,6 @@ export interface ChangeRate {
   secondsUntilCeiling: number | null;
 }
 
-/** How long a REPACK can run at this rate; the seed's hours_until_ceiling is this / 3600. */
-export function secondsUntilCeiling(changesPerSec: number): number | null {
-  return changesPerSec > 0 ? REPACK_CEILING_CHANGES / changesPerSec : null;
-}
 
 /**
  * Rates for the tables present in both `prev` and `current`. A counter that went backwards

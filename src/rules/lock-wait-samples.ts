@@ -4,7 +4,7 @@
  * and when log_lock_waits is off (the default before 19). pg_blocking_pids lists the holders and
  * the conflicting waiters queued ahead, so a query stuck behind a queued DROP names the DROP's pid.
  */
-import { SESSIONS_REPORTED } from '../collectors/pg-lock-waits.js';
+import { LOCK_WAIT_SESSIONS_REPORTED } from '../domain/series-limits.js';
 import type { RuleView } from './rule-view.js';
 
 const SESSION_WAIT = 'pg_lock_waits_session_wait_seconds';
@@ -62,5 +62,5 @@ export function lockWaitsSampled(view: RuleView, target: string): boolean {
 
 /** A collection with this many waiters reported each of them one by one. */
 function listsEveryWaiter(count: number | null | undefined): boolean {
-  return count !== undefined && count !== null && count <= SESSIONS_REPORTED;
+  return count !== undefined && count !== null && count <= LOCK_WAIT_SESSIONS_REPORTED;
 }

@@ -12,7 +12,7 @@
  * - on a PG 19 target without a running REPACK: a table whose rate has kept the ceiling under a
  *   threshold for a while, so a REPACK of it would fail (info: advice before someone starts one).
  */
-import { REPACK_CEILING_CHANGES } from '../collectors/table-change-rate.js';
+import { REPACK_CEILING_CHANGES } from '../domain/repack-ceiling.js';
 import type { Labels } from '../domain/index.js';
 import type { RuleView, SeriesData } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';

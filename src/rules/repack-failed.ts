@@ -20,7 +20,7 @@
  * the session's REPACK statement, its lock waits' STATEMENT lines, or its sampled slot. The finding
  * stays open for `activeForMs` after the failure: it is news, not a state.
  */
-import { REPACK_CEILING_CHANGES } from '../collectors/table-change-rate.js';
+import { REPACK_CEILING_CHANGES } from '../domain/repack-ceiling.js';
 import { isKind, logRepackRuns, type LogRun } from './repack-log-runs.js';
 import { describeRun, failedRun, runStartMs, SLOT_INFO, type RepackRun } from './repack-runs.js';
 import type { RuleEvent, RuleView } from './rule-view.js';

@@ -12,7 +12,7 @@ import { detectInput } from '../parsers/formats/detect-input.js';
 import { parseInputFormat, type InputFormat } from '../parsers/formats/input-format.js';
 import { createLogPipeline, type LogPipeline, type PipelineStats } from '../parsers/log-pipeline.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
-import type { LogDetector } from '../parsers/lang/detect-language.js';
+import type { LanguageSetting } from '../parsers/lang/index.js';
 import type { Translator } from '../parsers/lang/translator.js';
 import type { LineSplitter } from './line-reader.js';
 
@@ -27,11 +27,8 @@ export interface ParserSettings {
   timezone?: string;
   /** Time of entries whose prefix has none. */
   clock?: Clock;
-  /**
-   * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
-   * picks one from the first lines of each file; English when absent.
-   */
-  language?: { translator: Translator } | { detect: LogDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null };
+  /** The log's language (parsers/lang); English when absent. */
+  language?: LanguageSetting;
 }
 
 export type { PipelineStats };

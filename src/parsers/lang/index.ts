@@ -4,13 +4,19 @@
  * language without a catalog is said once, by the caller, with the text `noCatalog` returns; its
  * lines are then read as English and count as not understood.
  */
-import type { ParserSettings } from '../../sources/source-parser.js';
 import { catalogLanguages, readInstalledCatalog, readShippedCatalogs, shippedCatalogs, type Catalog } from './catalog.js';
 import { detectorIndex, LanguageDetector, readLine, type LogDetector } from './detect-language.js';
 import { exactCatalogs, readDetectorIndex } from './detector-index.js';
 import { Translator } from './translator.js';
 
-export type LanguageSetting = ParserSettings['language'];
+/**
+ * The log's language: a translator (the server's lc_messages, or `--lang`), or a detector that
+ * picks one from the first lines of each file; English when absent.
+ */
+export type LanguageSetting =
+  | { translator: Translator }
+  | { detect: LogDetector; translatorFor: (language: string, lines: readonly string[]) => Translator | null }
+  | undefined;
 
 export interface LanguageChoice {
   setting: LanguageSetting;
