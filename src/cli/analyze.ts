@@ -20,7 +20,7 @@ import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/for
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import { LogReportFold } from '../report/log-report/log-report-fold.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
-import { renderAnalyzeText, type AnalyzeFileReport, type AnalyzeReport } from '../report/analyze-text.js';
+import type { AnalyzeFileReport, AnalyzeReport } from '../report/analyze-text.js';
 import { compressionOfFile, expandInputs } from '../sources/log-inputs.js';
 import { readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserLog, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
@@ -28,6 +28,7 @@ import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import type { OfflineRules } from './analyze-rules.js';
 import { AnalyzeProgress } from './analyze-progress.js';
+import { chooseFormats, collectFormat, renderAnalyzeOutput, writeAnalyzeOutput, type OutputFormat } from './analyze-output.js';
 import { EXIT } from './exit-codes.js';
 import { REDACT_LEVELS, redactEvent, redactLine, type RedactLevel } from '../lib/redact.js';
 import { offlineLanguage } from '../parsers/lang/index.js';
@@ -39,6 +40,10 @@ export interface AnalyzeOptions {
   prefix?: string;
   tz?: string;
   json?: boolean;
+  /** What the result is written as (analyze-output.ts); `json: true` is 'json'. Default text. */
+  outputFormat?: OutputFormat;
+  /** Write the result to this file instead of stdout (html needs one). */
+  outputFile?: string;
   events?: boolean;
   db?: string;
   /**
@@ -241,15 +246,18 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     ...(alerts && { alerts }),
   };
   progress?.end();
-  const summaryText = options.json ? `${JSON.stringify(report, null, 2)}\n` : renderAnalyzeText(report);
-  if (options.events) note(summaryText);
+  const summaryText = await renderAnalyzeOutput(report, options.outputFormat ?? (options.json ? 'json' : 'text'));
+  let writeError: string | null = null;
+  if (options.outputFile !== undefined) writeError = await writeAnalyzeOutput(options.outputFile, summaryText).then(() => null, (err: Error) => err.message);
+  else if (options.events) note(summaryText);
   else output.write(summaryText);
   await output.drain();
+  if (writeError !== null) note(`pgvigil analyze: ${writeError}\n`);
   // A file of which nothing was read is said even when others were: never a silent zero.
   const notALog = report.entries === 0 && report.lines > 0;
   if (notUnderstood.length > 0) note(nothingUnderstood(notUnderstood, firstLines, options));
   for (const { report: file, stats } of mostlyUnread) note(mostlyUnreadNote(file, stats, options));
-  return notALog || mostlyUnread.length > 0 || reports.some((r) => r.error !== null) || storeError ? EXIT.FAILURE : EXIT.OK;
+  return notALog || mostlyUnread.length > 0 || reports.some((r) => r.error !== null) || storeError || writeError ? EXIT.FAILURE : EXIT.OK;
 }
 
 /** The bytes of the inputs when every one is a plain file (a progress line's total); null otherwise. */
@@ -407,10 +415,11 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
   return new Command('analyze')
     .description('analyze server log files (plain, .gz, .bz2, .xz, .zst) offline and print a summary')
     .argument('<files...>', "log files, directories, quoted globs ('logs/*.gz') or - for stdin; read in the order of their first timestamps")
-    .addOption(new Option('--format <format>', 'log format (README: Formats)').choices(INPUT_FORMATS).default('auto'))
+    .option('--format <format>', "the logs' format (README: Formats; default auto) and/or the output's: text (default), json, html (with -o); repeatable: --format csvlog --format html", collectFormat, [] as string[])
+    .option('-o, --output <file>', 'write the result to this file instead of standard output')
     .option('--prefix <prefix>', "log_line_prefix of stderr logs (default: detected)")
     .option('--tz <zone>', 'time zone for timestamps without one (IANA name)', timeZone)
-    .option('--json', 'print one JSON document instead of text')
+    .option('--json', 'print one JSON document instead of text (= --format json)')
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
@@ -418,9 +427,15 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
     .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
-    .action(async (files: string[], flags: AnalyzeOptions) => {
+    .action(async (files: string[], { format, output, ...flags }: Omit<AnalyzeOptions, 'format'> & { format: string[]; output?: string }) => {
+      const formats = chooseFormats(format, { json: flags.json, outputFile: output });
+      if (typeof formats === 'string') {
+        process.stderr.write(`pgvigil analyze: ${formats}\n`);
+        setExitCode(EXIT.USAGE);
+        return;
+      }
       // On a terminal, unless --events writes its lines to the same one meanwhile.
       const progress = process.stderr.isTTY === true && !(flags.events === true && process.stdout.isTTY === true);
-      setExitCode(await runAnalyze(files, { ...flags, progress }));
+      setExitCode(await runAnalyze(files, { ...flags, format: formats.input, outputFormat: formats.output, outputFile: output, progress }));
     });
 }
