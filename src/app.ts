@@ -1,6 +1,6 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
+ *   report minutes -> writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
@@ -16,6 +16,7 @@ import { collectorStatsOf, existingFilesBytes } from './http/self-metrics.js';
 import { isLoopback } from './lib/listen-address.js';
 import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
+import { ReportMinutesWriter } from './report/log-report/report-minutes-writer.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
 import { RejectedDeliveries, ruleAlertsOnly } from './notify/rejected-deliveries.js';
@@ -52,6 +53,7 @@ export interface App {
 export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const db = openStore(config.dbPath);
   const writer = new StoreWriter(db, clock, log.child({ component: 'store-writer' }));
+  const reportMinutes = new ReportMinutesWriter(db, writer, clock, log.child({ component: 'report-minutes' }));
   const notifiers = buildNotifiers(config);
   const alerts = new AlertStore(db, notifiers);
   // A receiver's rejection raises pgvigil's own alert (notifications-rejected), sent through the other channels.
@@ -123,7 +125,8 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         silences: { store: new Silences(db), targets: config.targets.map((t) => t.name), rules: Object.keys(RULES) },
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      const components: Component[] = [writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
+      // The report's minutes before the writer: folded again before anything is read, written after its last flush.
+      const components: Component[] = [reportMinutes, writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();
         started.push(component);

@@ -9,6 +9,9 @@ import { basisOf, type Alert, type AlertBasis, type AlertState, type AnyLogEvent
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
 import { eventLine } from './event-line.js';
+import { logReportHeading, sectionsText } from './log-report/section-render.js';
+import { sectionViews } from './log-report/section-view.js';
+import type { StoredLogReport } from './log-report/stored-log-report.js';
 import { LogChartCollector, type ChartMetric, type ReportChart, type SampledMetric } from './report-charts.js';
 
 export interface StoredTransition {
@@ -57,6 +60,12 @@ export interface IncidentReport {
   timeline_omitted: number;
   summary: AnalyzeSummary;
   charts: ReportChart[];
+  /**
+   * The log report of the window's stored minutes (issue #26): `sections` maps each section's key
+   * to its result, as `pgvigil analyze --json` gives them under `report`. Null where no minutes
+   * are kept (the central store).
+   */
+  log_report: { minute_rows: number; unreadable_rows: number; sections: Record<string, unknown> } | null;
 }
 
 export interface IncidentReportInput {
@@ -69,6 +78,8 @@ export interface IncidentReportInput {
   events: Iterable<{ id: number; event: AnyLogEvent }>;
   /** Stored series of a chart metric in the window. */
   sampled: (metric: ChartMetric) => SampledMetric;
+  /** The window's stored minutes merged (stored-log-report.ts); absent where none are kept. */
+  logReport?: StoredLogReport;
   maxTimelineEntries?: number;
 }
 
@@ -105,6 +116,8 @@ export function buildIncidentReport(input: IncidentReportInput): IncidentReport 
     timeline_omitted: omitted,
     summary: summary.result(),
     charts: charts.charts(input.sampled),
+    log_report: input.logReport === undefined ? null
+      : { minute_rows: input.logReport.minuteRows, unreadable_rows: input.logReport.unreadableRows, sections: input.logReport.sections },
   };
 }
 
@@ -162,6 +175,7 @@ export function renderIncidentReportText(report: IncidentReport): string {
   }
   out.push('', `Timeline (${report.timeline.length} entries${report.timeline_omitted > 0 ? `, ${report.timeline_omitted} earlier ones left out` : ''})`);
   for (const e of report.timeline) out.push(`  ${e.ts} ${e.target} ${e.what.padEnd(22)} ${e.text}`);
+  if (report.log_report) out.push('', logReportHeading(report.log_report.minute_rows), ...sectionsText(sectionViews(report.log_report.sections)));
   out.push(...renderSummarySections(report.summary));
   return `${out.join('\n')}\n`;
 }

@@ -7,6 +7,8 @@ import { DateTime } from 'luxon';
 import { renderSummarySections } from './analyze-text.js';
 import { citedSeriesText, shownFacts } from './evidence-text.js';
 import type { IncidentReport, ReportAlert, TimelineEntry } from './incident-report.js';
+import { logReportHeading, sectionsHtml } from './log-report/section-render.js';
+import { sectionViews } from './log-report/section-view.js';
 import { escapeXml as esc, LINE_COLOURS, renderChartSvg, type AlertPeriod } from './report-svg.js';
 
 /** The look every pgvigil HTML report shares (this one and analyze's log report). */
@@ -52,6 +54,7 @@ ${report.alerts.length === 0 ? '<p>None fired in this window.</p>' : report.aler
 <table class="timeline"><tbody>
 ${report.timeline.map(timelineRow).join('\n')}
 </tbody></table>
+${report.log_report ? `<h2 id="log-report">${esc(logReportHeading(report.log_report.minute_rows))}</h2>\n${sectionsHtml(sectionViews(report.log_report.sections))}` : ''}
 <h2>Log summary</h2>
 <pre class="summary">${esc(renderSummarySections(report.summary).join('\n').trim())}</pre>
 </body></html>

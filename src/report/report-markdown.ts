@@ -5,6 +5,8 @@
 import { renderSummarySections } from './analyze-text.js';
 import { citedSeriesText, shownFacts } from './evidence-text.js';
 import type { IncidentReport } from './incident-report.js';
+import { logReportHeading, sectionsMarkdown } from './log-report/section-render.js';
+import { sectionViews } from './log-report/section-view.js';
 
 export function renderIncidentReportMarkdown(report: IncidentReport): string {
   const out = [`# pgvigil incident report`, '', `${report.from} to ${report.to}${report.target ? `, target \`${report.target}\`` : ''}`, '', `## Alerts (${report.alerts.length})`, ''];
@@ -24,6 +26,7 @@ export function renderIncidentReportMarkdown(report: IncidentReport): string {
     const backLinks = e.evidence_of.map((id) => `evidence of #${id}`).join(', ');
     out.push(`| ${e.ts} | ${cell(e.target)} | ${e.what} | ${cell(e.text)} | ${[ref, backLinks].filter(Boolean).join('; ')} |`);
   }
+  if (report.log_report) out.push('', `## ${logReportHeading(report.log_report.minute_rows)}`, ...sectionsMarkdown(sectionViews(report.log_report.sections)));
   out.push('', '## Log summary', '', '```', ...renderSummarySections(report.summary), '```', '');
   return out.join('\n');
 }

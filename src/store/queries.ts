@@ -8,6 +8,7 @@ import type { IncidentReport } from '../report/incident-report.js';
 import { storedIncidentReport, type ReportWindow } from '../report/stored-incident-report.js';
 import { alertFromRow, type AlertRow } from './alert-store.js';
 import type { Db } from './open-store.js';
+import { ReportMinutesTable, type ReportMinuteRow } from './report-minutes.js';
 import { SEEN_STEP_MS } from './series-identity.js';
 import { TooManySeriesError, type StoreReads } from './store-reads.js';
 
@@ -155,6 +156,11 @@ export class StoreQueries implements StoreReads {
   *eventsAfterId(afterId: number): Generator<{ id: number; event: AnyLogEvent }> {
     const rows = this.db.prepare('SELECT * FROM events WHERE id > ? ORDER BY id').iterate(afterId) as IterableIterator<EventRow>;
     for (const row of rows) yield { id: row.id, event: logEventFromRow(row) };
+  }
+
+  /** The log report's stored minute rows that start in the window (report-minutes.ts), in the order they merge. */
+  reportMinutes(query: { fromMs: number; toMs: number; target?: string }): Iterable<ReportMinuteRow> {
+    return new ReportMinutesTable(this.db).inWindow(query);
   }
 
   /** Transitions of the given alerts, oldest first. */
