@@ -116,6 +116,17 @@ function fillSelect(name, values) {
 
 // ------------------------------------------------------------------ loading
 
+// The pgvigil severity scale (docs/rules.md): an info alert explains a failure nobody needs to act
+// on, so it never sits above a warning.
+const SEVERITY_RANK = { critical: 0, error: 1, warning: 2, info: 3 };
+
+/** Firing first; then the most severe; then the newest. */
+function byUrgency(a, b) {
+  if (a.state !== b.state) return a.state === 'firing' ? -1 : 1;
+  const rank = (alert) => SEVERITY_RANK[alert.severity] ?? SEVERITY_RANK.info;
+  return rank(a) - rank(b) || b.started_ms - a.started_ms;
+}
+
 async function reload() {
   writeUrl();
   const { fromMs, toMs, filters } = state;
@@ -125,7 +136,7 @@ async function reload() {
     api('/api/events', { from: fromMs, to: toMs, target: filters.target, database: filters.database, kind: filters.kind, limit: MAX_EVENTS }),
   ]);
   const byId = new Map([...firing.alerts, ...inWindow.alerts].map((a) => [a.id, a]));
-  state.alerts = [...byId.values()].sort((a, b) => (a.state === b.state ? b.started_ms - a.started_ms : a.state === 'firing' ? -1 : 1));
+  state.alerts = [...byId.values()].sort(byUrgency);
   await loadDetails(state.alerts);
   state.events = events.events.filter(matchesTable).reverse();
   for (const a of state.alerts) { state.seen.rule.add(a.rule_id); state.seen.target.add(a.target); }

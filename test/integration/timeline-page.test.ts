@@ -18,6 +18,19 @@ import { describeWithTool } from '../helpers/tools.js';
 
 const TOKEN = 'timeline-page-test-token-0123456789';
 
+/** An info alert a second after the crash's, in the same state: newer, less severe. */
+function addLaterInfoAlert(file: string): void {
+  const writable = openStore(file);
+  try {
+    writable.prepare(`INSERT INTO alerts (rule_id, dedup_key, severity, state, target, labels, summary, evidence, started_ms, updated_ms, resolved_ms)
+      SELECT 'statement-timeouts', 'statement-timeouts/pg18/x', 'info', state, target, '{}', '2 statements cancelled by statement_timeout',
+             '{"eventIds":[],"series":[],"facts":{}}', started_ms + 1000, updated_ms + 1000, resolved_ms
+      FROM alerts WHERE rule_id = 'server-crashed'`).run();
+  } finally {
+    writable.close();
+  }
+}
+
 describeWithTool('chromium', 'timeline page', () => {
   let db: Db;
   let app: FastifyInstance;
@@ -29,6 +42,7 @@ describeWithTool('chromium', 'timeline page', () => {
   beforeAll(async () => {
     const file = path.join(dir, 'store.db');
     ({ startMs, endMs } = await storeFromRecordedLog(file, { major: 18, format: 'stderr', scenario: 'backend-killed-crash-restart', target: 'pg18' }));
+    addLaterInfoAlert(file);
     db = openStore(file, { readonly: true });
     // Days after the crash, as when someone reviews it: the page has to find it.
     const clock = new ManualClock(endMs + 3 * 86_400_000);
@@ -58,9 +72,14 @@ describeWithTool('chromium', 'timeline page', () => {
       await page.goto(`${url}/`);
       await page.waitForSelector('body[data-ready=true]');
 
-      const alert = page.locator('#alerts li[data-alert-id]');
-      await expect.poll(() => alert.count()).toBe(1);
-      expect(await alert.textContent()).toMatch(/#1 server-crashed on pg18.*client backend pid 25928 was killed by signal 9/);
+      const alerts = page.locator('#alerts li[data-alert-id]');
+      await expect.poll(() => alerts.count()).toBe(2);
+      // The crash (critical) above the info alert that came after it.
+      expect(await alerts.allTextContents()).toEqual([
+        expect.stringMatching(/#1 server-crashed on pg18.*client backend pid 25928 was killed by signal 9/),
+        expect.stringMatching(/#2 statement-timeouts on pg18/),
+      ]);
+      const alert = alerts.first();
       // Days later, the page opens on the crash: its log and its alert (judged 1 s after the last
       // line) span about a second, shown with 5 s around it, not the 10 minutes of a sampled alert.
       const shown = new URL(page.url()).searchParams;
@@ -106,7 +125,7 @@ describeWithTool('chromium', 'timeline page', () => {
       await page.fill('#token', TOKEN);
       await page.click('button[type=submit]');
       await page.waitForSelector('body[data-ready=true]');
-      await expect.poll(() => page.locator('#alerts li[data-alert-id]').count()).toBe(1);
+      await expect.poll(() => page.locator('#alerts li[data-alert-id]').count()).toBe(2);
       const [cookie, ...more] = await page.context().cookies();
       expect(more).toEqual([]);
       expect(cookie).toMatchObject({ name: 'pgvigil_session', httpOnly: true, sameSite: 'Strict', path: '/' });
