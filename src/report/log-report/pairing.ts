@@ -18,6 +18,8 @@ export interface PairingState<Start, End> {
   leading: Record<string, End>;
   /** Keys with any start or end in the range: a later end of one of them with nothing open pairs with nothing. */
   known: Record<string, true>;
+  /** Entries in `known` (bounded by `forgetSettled`). */
+  known_count: number;
 }
 
 export interface PairingCallbacks<Start, End> {
@@ -28,14 +30,14 @@ export interface PairingCallbacks<Start, End> {
 }
 
 export function emptyPairing<Start, End>(): PairingState<Start, End> {
-  return { open: {}, leading: {}, known: {} };
+  return { open: {}, leading: {}, known: {}, known_count: 0 };
 }
 
 export function openPair<Start, End>(state: PairingState<Start, End>, key: string, start: Start, on: PairingCallbacks<Start, End>): void {
   const abandoned = state.open[key];
   if (abandoned !== undefined) on.onAbandoned(abandoned);
   state.open[key] = start;
-  state.known[key] = true;
+  know(state, key);
 }
 
 export function closePair<Start, End>(state: PairingState<Start, End>, key: string, end: End, on: PairingCallbacks<Start, End>): void {
@@ -49,7 +51,13 @@ export function closePair<Start, End>(state: PairingState<Start, End>, key: stri
     // The range before this one may hold its start: decided when merged, or by `settleLeading`.
     state.leading[key] = end;
   }
+  know(state, key);
+}
+
+function know(state: PairingState<unknown, unknown>, key: string): void {
+  if (state.known[key]) return;
   state.known[key] = true;
+  state.known_count++;
 }
 
 /** `earlier` followed by `later`: pairs what spans the boundary; returns `earlier`, updated. */
@@ -69,7 +77,7 @@ export function mergePairing<Start, End>(
     }
     const laterOpen = later.open[key];
     if (laterOpen !== undefined) earlier.open[key] = laterOpen;
-    earlier.known[key] = true;
+    know(earlier, key);
   }
   return earlier;
 }
@@ -77,4 +85,19 @@ export function mergePairing<Start, End>(
 /** The leading ends as unpaired (nothing came before the state): what a result reports. */
 export function settleLeading<Start, End>(state: PairingState<Start, End>, onUnpaired: (end: End) => void): void {
   for (const end of Object.values(state.leading)) onUnpaired(end);
+}
+
+/**
+ * Keeps `known` under about 2 x maxKeys when keys are many (one per process that waited for a
+ * lock): forgets the keys with nothing open or leading. The cost: a later end of a forgotten key
+ * waits as leading, as if its range had no event of that key before it, and pairs on merge with
+ * an earlier start of the same key that this range had already closed; with keys that are PIDs
+ * this needs the PID's reuse within the window that the section accepts a pairing in.
+ */
+export function forgetSettled(state: PairingState<unknown, unknown>, maxKeys: number): void {
+  if (state.known_count <= 2 * maxKeys) return;
+  for (const key of Object.keys(state.known)) {
+    if (state.open[key] === undefined && state.leading[key] === undefined) delete state.known[key];
+  }
+  state.known_count = Object.keys(state.known).length;
 }
