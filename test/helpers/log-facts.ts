@@ -18,6 +18,8 @@ export interface LogFacts {
   connectionsReceived: number;
   connectionsAuthorized: number;
   disconnections: number;
+  /** The disconnection lines' session times added up. */
+  sessionMs: number;
   checkpointsStarted: number;
   checkpointsCompleted: number;
   buffersWritten: number;
@@ -46,6 +48,8 @@ export function readLogFacts(stderrFile: string): LogFacts {
     connectionsReceived: count('connection received: '),
     connectionsAuthorized: count('connection authorized: '),
     disconnections: count('disconnection: '),
+    sessionMs: sum(matches(text, new RegExp(`${PREFIX}LOG:  disconnection: session time: (\\d+):(\\d\\d):(\\d\\d\\.\\d{3}) `, 'gm'))
+      .map((m) => Math.round((Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3])) * 1000))),
     checkpointsStarted: count('checkpoint starting: '),
     checkpointsCompleted: count('checkpoint complete: '),
     buffersWritten: sum(matches(text, new RegExp(`${PREFIX}LOG:  checkpoint complete: wrote (\\d+) buffers`, 'gm')).map((m) => Number(m[1]))),

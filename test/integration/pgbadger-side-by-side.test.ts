@@ -10,10 +10,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyzeSummary } from '../../src/report/analyze-summary.js';
+import type { FingerprintRow, QueriesResult } from '../../src/report/log-report/queries.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
 import { readCase, listCases, type FixtureCase } from '../helpers/scenarios/fixture-case.js';
-import { errorClassesOfJsonlog, readLogFacts, type LogFacts } from '../helpers/log-facts.js';
-import { runPgBadger, type BadgerReport } from '../helpers/pgbadger.js';
+import { countStatements, errorClassesOfJsonlog, readLogFacts, type LogFacts } from '../helpers/log-facts.js';
+import { round3, runPgBadger, shapeKey, type BadgerQuery, type BadgerReport } from '../helpers/pgbadger.js';
 import { suiteTempDir } from '../helpers/temp-dir.js';
 import { describeWithTool } from '../helpers/tools.js';
 
@@ -22,6 +23,36 @@ const WORKLOAD = 'log-report-workload';
 
 interface Analysis {
   summary: AnalyzeSummary;
+  report: { queries: QueriesResult };
+}
+
+/** A statement shape in a top 10: the two tools' texts differ, their shape keys must not. */
+interface ShapeRow {
+  shape: string;
+  count: number;
+  totalMs: number;
+}
+
+const TOP = 10;
+
+/**
+ * pgBadger's normalised statements by shape key (pgbadger.ts), ranked as pgvigil ranks
+ * fingerprints: by total time then count, or by count then total time.
+ */
+function badgerTop(queries: readonly BadgerQuery[], order: 'total' | 'count'): ShapeRow[] {
+  const shapes = new Map<string, ShapeRow>();
+  for (const query of queries) {
+    const shape = shapeKey(query.normalized);
+    const row = shapes.get(shape) ?? { shape, count: 0, totalMs: 0 };
+    shapes.set(shape, { shape, count: row.count + query.count, totalMs: round3(row.totalMs + query.totalMs) });
+  }
+  const byTotal = (a: ShapeRow, b: ShapeRow): number => b.totalMs - a.totalMs;
+  const byCount = (a: ShapeRow, b: ShapeRow): number => b.count - a.count;
+  return [...shapes.values()].sort(order === 'total' ? (a, b) => byTotal(a, b) || byCount(a, b) : (a, b) => byCount(a, b) || byTotal(a, b)).slice(0, TOP);
+}
+
+function vigilTop(rows: readonly FingerprintRow[]): ShapeRow[] {
+  return rows.slice(0, TOP).map((row) => ({ shape: shapeKey(row.text), count: row.count, totalMs: round3(row.total_ms) }));
 }
 
 interface Side {
@@ -80,6 +111,49 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
   for (const name of cases) {
     describe(name, () => {
       const side = (): Side => sides.get(name)!;
+
+      it('count the same queries and their total duration', () => {
+        const { badger, vigil, log } = side();
+        const queries = vigil.report.queries;
+        // One execution per `duration: ... statement:` or `... execute <name>:` line; parse and bind
+        // steps are timed apart, and pgBadger's total has them.
+        expect(badger.queries.count).toBe(log.statements);
+        expect(queries.queries).toBe(log.statements);
+        expect(queries.total_ms).toBe(log.statementMs);
+        expect(queries.parse_bind.total_ms).toBe(log.parseBindMs);
+        expect(badger.queries.parseBindMs).toBe(log.parseBindMs);
+        expect(round3(queries.total_ms + queries.parse_bind.total_ms)).toBe(badger.queries.totalMs);
+      });
+
+      it('rank the same top 10 statement shapes by total time and by count', () => {
+        const { badger, vigil } = side();
+        expect(vigilTop(vigil.report.queries.by_total_time)).toEqual(badgerTop(badger.queries.normalized, 'total'));
+        expect(vigilTop(vigil.report.queries.by_count)).toEqual(badgerTop(badger.queries.normalized, 'count'));
+      });
+
+      it('group extended-protocol executions with their simple-protocol twins', () => {
+        const { badger, vigil, fixture } = side();
+        const stderrLog = caseFile(fixture.major, 'stderr', 'log-report-workload.log');
+        // 21 unnamed extended-protocol UPDATEs of the web sessions and the lock wait's simple one.
+        const updates = countStatements(stderrLog, /^UPDATE rw_accounts SET balance = balance \+ (?:\$1|\d+) WHERE id = (?:\$2|\d+)$/);
+        expect(updates).toBe(22);
+        const update = vigil.report.queries.by_count.find((row) => row.text === 'UPDATE rw_accounts SET balance = balance + $1 WHERE id = $2');
+        expect(update?.count).toBe(updates);
+        const badgerUpdates = badger.queries.normalized.filter((q) => q.normalized.startsWith('update rw_accounts set balance = balance +'));
+        if (fixture.major >= 17) {
+          // pgBadger wrong from PG 17 on: it puts a bind's parameter values into its statement only
+          // from a DETAIL `parameters:` line, and PG 17 capitalised it; left with `$1`, its normaliser
+          // drops the placeholders and the executions go apart from the simple-protocol twin:
+          //   2026-12-03 13:11:58.454 UTC [27384] postgres@postgres LOG:  duration: 0.092 ms  bind <unnamed>: UPDATE rw_accounts SET balance = balance + $1 WHERE id = $2
+          //   2026-12-03 13:11:58.454 UTC [27384] postgres@postgres DETAIL:  Parameters: $1 = '70', $2 = '255'
+          expect(badgerUpdates.map((q) => [q.normalized, q.count]).sort()).toEqual([
+            ['update rw_accounts set balance = balance + ? where id = ?;', 1],
+            ['update rw_accounts set balance = balance + where id =;', updates - 1],
+          ]);
+        } else {
+          expect(badgerUpdates.map((q) => [q.normalized, q.count])).toEqual([['update rw_accounts set balance = balance + ? where id = ?;', updates]]);
+        }
+      });
 
       it('count the same checkpoints, one per start and completion', () => {
         const { badger, vigil, log } = side();
