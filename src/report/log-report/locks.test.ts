@@ -1,4 +1,6 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseLogFile } from '../../../test/helpers/scenarios/parse-log.js';
 import { expectMergeProperty, expectSectionGolden, fixtureEvents, foldEvents, foldResult } from '../../../test/helpers/report-section.js';
 import { TIMEOUT_LOCK_NOT_LOGGED, locksSection } from './locks.js';
 import { DEFAULT_REPORT_LIMITS } from './section.js';
@@ -69,6 +71,17 @@ describe('locks section', () => {
       deadlock: [2, 0],
     });
     expect(Object.keys(byCause).filter((cause) => cause.startsWith('recovery_conflict_')).length).toBeGreaterThan(1);
+  });
+
+  it('counts a cancel by pg_cancel_backend() as a user request, beside the lock and statement timeouts of the same statement (real 19rc1 log)', async () => {
+    const file = path.resolve(import.meta.dirname, '../../../test/fixtures/rule-logs/pg19-repack-swap-failures.log');
+    const { events } = await parseLogFile(file, { format: 'stderr', prefix: '%m [%p] %q%u@%d ', timezone: 'UTC' });
+    const byCause = foldResult(locksSection, events).cancellations.by_cause;
+    expect(byCause).toEqual(expect.arrayContaining([
+      { cause: 'user_request', count: 1, terminated: 0 },
+      { cause: 'lock_timeout', count: 1, terminated: 0 },
+      { cause: 'statement_timeout', count: 1, terminated: 0 },
+    ]));
   });
 
   it('merges any split of real logs as one pass, a lock timeout finding its wait across the split', async () => {
