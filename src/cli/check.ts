@@ -2,7 +2,7 @@
  * `pgvigil check`: validates the config and every connection pgvigil will need, one line per
  * aspect with what is wrong and how to fix it. Exit 0 when nothing failed, 1 otherwise.
  */
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import pg from 'pg';
@@ -10,6 +10,7 @@ import type { Config, Target } from '../config/load-config.js';
 import { isLoopback } from '../lib/listen-address.js';
 import { clientConfigFor, connectionHint, describeConnection } from '../lib/pg-connection.js';
 import { openStore } from '../store/open-store.js';
+import { checkLogFile } from './check-log-file.js';
 import { type CheckResult } from './check-results.js';
 import { judgeLogSettings } from './server-settings-check.js';
 import { describeServerLanguage, languageOfServer, LOCALE_DIR_SETTING, readLocaleDir } from '../sources/server-language.js';
@@ -24,7 +25,7 @@ export async function runChecks(config: Config): Promise<CheckResult[]> {
   results.push(await checkListen(config));
   for (const target of config.targets) {
     results.push(...(await checkTarget(target)));
-    results.push(checkLogPath(target));
+    results.push(await checkLogFile(target));
   }
   return results;
 }
@@ -133,19 +134,4 @@ function checkLanguage(target: string, server: Readonly<Record<string, string>>)
     aspect, state: 'warn', message: found.problem,
     hint: `install the server's message catalogs on this host (postgres-${found.major}.mo under LOCALEDIR), or set lc_messages = 'C' on the server for logs any tool reads`,
   };
-}
-
-function checkLogPath(target: Target): CheckResult {
-  const aspect = `${target.name}: log`;
-  if (!target.log) {
-    return { aspect, state: 'warn', message: 'no server log configured: only statistics are polled', hint: "set log (a file or the log_directory) so vacuum, lock and conflict reports are read; `pgvigil run` on the database host reads the server's log_directory by itself" };
-  }
-  const path = target.log.path;
-  try {
-    const stat = statSync(path);
-    accessSync(path, constants.R_OK | (stat.isDirectory() ? constants.X_OK : 0));
-    return { aspect, state: 'ok', message: `${path} is a readable ${stat.isDirectory() ? 'directory' : 'file'}` };
-  } catch (err) {
-    return { aspect, state: 'fail', message: `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, hint: 'give pgvigil read access to the log (e.g. add it to the postgres group, log_file_mode = 0640)' };
-  }
 }

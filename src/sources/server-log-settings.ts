@@ -11,6 +11,7 @@ import type { LogSourceConfig } from '../config/schema.js';
 import { POLL_LOCK_TIMEOUT_MS } from '../collectors/collector.js';
 import { clientConfigFor } from '../lib/pg-connection.js';
 import type { LogFormat } from '../parsers/framer.js';
+import { debianLogFilename } from './distribution-log.js';
 import { LOCALE_DIR_SETTING, readLocaleDir } from './server-language.js';
 
 export interface LogSettings {
@@ -25,7 +26,7 @@ export interface LogSettings {
 
 // data_directory needs pg_read_all_settings (in pg_monitor); without it the row is simply absent.
 const SETTINGS_SQL = `SELECT name, setting FROM pg_settings WHERE name IN ('log_line_prefix', 'log_timezone', 'log_destination',
-  'logging_collector', 'log_directory', 'log_filename', 'data_directory', 'lc_messages', 'server_version_num')`;
+  'logging_collector', 'log_directory', 'log_filename', 'data_directory', 'lc_messages', 'server_version_num', 'cluster_name')`;
 
 /** The pseudo-setting under which the file the collector writes now (pg_current_logfile()) is kept. */
 export const CURRENT_LOGFILE = 'pg_current_logfile';
@@ -85,8 +86,9 @@ export function resolveLogSettings(log: LogSourceConfig, server: Readonly<Record
   }
   const prefix = log.prefix ?? (format === 'stderr' ? server.log_line_prefix ?? null : null);
   const timezone = log.timezone ?? server.log_timezone ?? null;
-  // A log_filename makes the tailer read a directory: the server's applies only to one.
-  const logFilename = log.filename_pattern ?? (sourceIsDirectory ? server.log_filename ?? null : null);
+  // A log_filename makes the tailer read a directory: the server's applies only to one. Without
+  // a logging collector the server's log_filename names nothing: Debian's file is named for its cluster.
+  const logFilename = log.filename_pattern ?? (sourceIsDirectory ? debianLogFilename(server) ?? server.log_filename ?? null : null);
   const origin = log.prefix !== null || log.format !== 'auto' ? 'config' : fromServer ? 'server' : 'auto-detect';
   return { format, prefix, timezone, logFilename, origin };
 }

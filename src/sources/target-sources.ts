@@ -4,9 +4,8 @@
  * writes its log (log_line_prefix, log_timezone, log_destination, log_filename, log_directory)
  * from pg_settings at start-up when it can, so it is built in start().
  */
-import { accessSync, constants } from 'node:fs';
 import type { Config, Target } from '../config/load-config.js';
-import { logSourceSchema, type LogSourceConfig } from '../config/schema.js';
+import type { LogSourceConfig } from '../config/schema.js';
 import { createCollectors } from '../collectors/index.js';
 import type { Clock, Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
@@ -18,7 +17,8 @@ import { LogTailer, notableOrProblem, readSavedOffset, type TailerWriter } from 
 import { PollScheduler } from './poll-scheduler.js';
 import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
-import { readServerLogSettings, resolveLogSettings, serverLogDirectory } from './server-log-settings.js';
+import { locateServerLog } from './locate-server-log.js';
+import { readServerLogSettings, resolveLogSettings } from './server-log-settings.js';
 import { redactEvent, redactSample, type RedactLevel } from '../lib/redact.js';
 import { describeServerLanguage, languageOfServer } from './server-language.js';
 import { offlineLanguage } from '../parsers/lang/index.js';
@@ -166,24 +166,16 @@ export function namingWriter(writer: TailerWriter, names: RelationNames): Tailer
 }
 
 /**
- * With no log configured, the directory the server says it logs to, when pgvigil can read it here
- * (pgvigil runs on the database host). Elsewhere, or without a logging collector, says why not.
+ * With no log configured, the log the server says it writes when pgvigil can read it here (pgvigil
+ * runs on the database host): its collector's directory, or Debian's file. Elsewhere says why not.
  */
 function logSourceOnThisHost(server: Readonly<Record<string, string>>, log: Logger): LogSourceConfig | null {
   if (Object.keys(server).length === 0) return null;
-  const directory = serverLogDirectory(server);
-  if (directory === null) {
-    log.info({ logging_collector: server.logging_collector ?? null }, 'no log configured and the server has no logging collector ' +
-      'to say where it logs: only statistics are polled; set --log to the file stderr goes to');
+  const located = locateServerLog(server);
+  if (located.source === null) {
+    log.info({ logging_collector: server.logging_collector ?? null }, `no log configured and ${located.why}: only statistics are polled; set --log to the log file or directory`);
     return null;
   }
-  try {
-    accessSync(directory, constants.R_OK | constants.X_OK);
-  } catch (err) {
-    log.info({ directory, err: (err as Error).message }, `no log configured; the server logs to ${directory}, which pgvigil cannot read ` +
-      'here (another host, or permissions): only statistics are polled; set --log, or give pgvigil read access');
-    return null;
-  }
-  log.info({ directory }, `no log configured: reading the log directory the server reports, ${directory}`);
-  return logSourceSchema.parse({ path: directory });
+  log.info({ source: located.source.path }, `no log configured: reading ${located.found}`);
+  return located.source;
 }

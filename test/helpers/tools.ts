@@ -9,7 +9,7 @@ import { describe, it, type SuiteFactory, type TestFunction } from 'vitest';
 import { isCi } from './ci.js';
 import { pgAvailability } from './pg-binaries.js';
 
-export type ToolName = 'pg15' | 'pg19' | 'pgbadger' | 'promtool' | 'prometheus' | 'alertmanager' | 'postgres_exporter' | 'chromium' | 'strace';
+export type ToolName = 'pg15' | 'pg19' | 'pgbadger' | 'promtool' | 'prometheus' | 'alertmanager' | 'postgres_exporter' | 'chromium' | 'strace' | 'pg_createcluster' | 'systemd-analyze';
 
 export interface ToolStatus {
   ok: boolean;
@@ -25,6 +25,8 @@ const BINARIES: Record<Exclude<ToolName, 'pg15' | 'pg19'>, { binary: string; apt
   postgres_exporter: { binary: 'prometheus-postgres-exporter', aptPackage: 'prometheus-postgres-exporter' },
   chromium: { binary: 'chromium', aptPackage: 'chromium' },
   strace: { binary: 'strace', aptPackage: 'strace' },
+  pg_createcluster: { binary: 'pg_createcluster', aptPackage: 'postgresql-common' },
+  'systemd-analyze': { binary: 'systemd-analyze', aptPackage: 'systemd' },
 };
 
 export function toolAvailable(name: ToolName): ToolStatus {
