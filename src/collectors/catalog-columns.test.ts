@@ -10,6 +10,7 @@ import { MAINTENANCE_SESSIONS_SQL } from './pg-maintenance-sessions.js';
 import { REPACK_LEFTOVERS_SQL } from './pg-repack-leftovers.js';
 import { replicationSlotsSql } from './pg-replication-slots.js';
 import { standbySql } from './pg-standby.js';
+import { ACTIVITY_SQL } from './pg-stat-activity.js';
 import { ARCHIVER_SQL } from './pg-stat-archiver.js';
 import { PG_STAT_CHECKPOINTER } from './pg-stat-checkpointer.js';
 import { PG_STAT_DATABASE_CONFLICTS } from './pg-stat-database-conflicts.js';
@@ -40,6 +41,7 @@ const QUERIES: Array<{ name: string; sql: (major: number) => string; aliases: (m
   { name: 'pg_lock_waits', sql: lockWaitsSql, aliases: () => ({ a: 'pg_stat_activity', w: 'pg_locks', t: 'pg_locks' }) },
   { name: 'pg_repack_leftovers', sql: () => REPACK_LEFTOVERS_SQL, aliases: () => ({ l: 'pg_locks' }) },
   { name: 'pg_stat_archiver', sql: () => ARCHIVER_SQL, aliases: () => ({ a: 'pg_stat_archiver' }) },
+  { name: 'pg_stat_activity', sql: () => ACTIVITY_SQL, aliases: () => ({ a: 'pg_stat_activity' }) },
   { name: 'pg_stat_checkpointer', sql: (major) => viewSql(PG_STAT_CHECKPOINTER, major),
     aliases: () => ({ c: 'pg_stat_checkpointer', b: 'pg_stat_bgwriter' }) },
 ];

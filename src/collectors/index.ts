@@ -11,6 +11,7 @@ import { pgRepackLeftoversCollector } from './pg-repack-leftovers.js';
 import { pgReplicationSlotsCollector } from './pg-replication-slots.js';
 import { pgSettingsCollector } from './pg-settings.js';
 import { pgStandbyCollector } from './pg-standby.js';
+import { pgStatActivityCollector } from './pg-stat-activity.js';
 import { pgStatArchiverCollector } from './pg-stat-archiver.js';
 import { pgStatCheckpointerCollector } from './pg-stat-checkpointer.js';
 import { pgStatDatabaseConflictsCollector } from './pg-stat-database-conflicts.js';
@@ -53,6 +54,7 @@ export function createCollectors(options: CollectorsOptions = {}): Collector[] {
     pgStatWalCollector(),
     pgStatCheckpointerCollector(),
     pgStatArchiverCollector(),
+    pgStatActivityCollector(),
   ];
   const disabled = new Set(options.disabled ?? []);
   return all.filter((c) => !disabled.has(c.name));

@@ -3,7 +3,7 @@
  * tailer reads log_line_prefix and log_destination from here), autovacuum and its PG 19 parallel
  * workers, worker limits, REPACK's slots (PG 19), standby delays and feedback, wal_level and PG
  * 19's effective_wal_level (logical while any logical slot exists, REPACK's included), lock
- * timeouts. Settings a version lacks are simply absent.
+ * timeouts, connection slots, checkpoint spacing. Settings a version lacks are simply absent.
  *
  * Numeric settings become `pg_settings_<name>` in base units (`_seconds`, `_bytes`), booleans 1/0;
  * negative values are the "disabled" sentinels and are kept as they are (-1, not -0.001 s). Text
@@ -29,8 +29,11 @@ export const WATCHED_SETTINGS: readonly string[] = [
   'wal_level', 'effective_wal_level', 'hot_standby', 'hot_standby_feedback',
   'max_standby_streaming_delay', 'max_standby_archive_delay', 'recovery_min_apply_delay', 'wal_keep_size',
   'wal_receiver_timeout', 'wal_receiver_status_interval',
+  'max_wal_size', 'checkpoint_timeout', 'checkpoint_completion_target', 'checkpoint_warning',
   'lock_timeout', 'deadlock_timeout', 'statement_timeout', 'idle_in_transaction_session_timeout',
-  'max_connections', 'track_io_timing', 'track_activities', 'track_counts', 'track_cost_delay_timing',
+  // PG 16+: reserved_connections (slots for pg_use_reserved_connections)
+  'max_connections', 'superuser_reserved_connections', 'reserved_connections',
+  'track_io_timing', 'track_activities', 'track_counts', 'track_cost_delay_timing',
 ];
 
 export const SETTINGS_SQL = `

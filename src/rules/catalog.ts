@@ -7,8 +7,11 @@
  * stops startup with every problem listed (rulesFromConfig).
  */
 import { autovacuumAbnormal, DEFAULTS as AUTOVACUUM_ABNORMAL } from './autovacuum-abnormal.js';
+import { checkpointsTooFrequent, DEFAULTS as CHECKPOINTS_TOO_FREQUENT } from './checkpoints-too-frequent.js';
+import { connectionsNearMax, DEFAULTS as CONNECTIONS_NEAR_MAX } from './connections-near-max.js';
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
 import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
+import { idleInTransactionTooLong, DEFAULTS as IDLE_IN_TRANSACTION } from './idle-in-transaction-too-long.js';
 import { deadlocks, DEFAULTS as DEADLOCKS } from './deadlocks.js';
 import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock-queue.js';
 import { lockTimeouts, DEFAULTS as LOCK_TIMEOUTS } from './lock-timeouts.js';
@@ -108,6 +111,18 @@ export const RULES = {
   'wal-archiving-failing': {
     // The archiver's `archive command failed` lines are unclassified (generic): they only name the cause.
     create: walArchivingFailing, defaults: ARCHIVING_FAILING, needs: needs({ collectors: ['pg_stat_archiver'], events: ['generic'] }),
+  },
+  // pg_connections_available is the poll scheduler's own probe (every 10 s); the settings and the holders are collectors'.
+  'connections-near-max': {
+    create: connectionsNearMax, defaults: CONNECTIONS_NEAR_MAX, needs: needs({ collectors: ['pg_settings', 'pg_stat_activity'] }),
+  },
+  'idle-in-transaction-too-long': {
+    create: idleInTransactionTooLong, defaults: IDLE_IN_TRANSACTION, needs: needs({ collectors: ['pg_stat_activity', 'pg_settings'] }),
+  },
+  // From the log alone (judged on a backlog's own time too); pg_stat_checkpointer, pg_stat_wal and pg_settings only add evidence and sizing.
+  'checkpoints-too-frequent': {
+    create: checkpointsTooFrequent, defaults: CHECKPOINTS_TOO_FREQUENT,
+    needs: needs({ settings: [{ name: 'checkpoint_warning', value: '> 0 (30s, the default)' }], events: ['checkpoint'] }),
   },
   'replication-slot-danger': {
     create: replicationSlotDanger, defaults: SLOT_DANGER, needs: needs({ collectors: ['pg_replication_slots'], events: ['slot_invalidated'] }),

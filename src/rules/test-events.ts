@@ -4,6 +4,7 @@
  */
 import type {
   AutovacuumDetails,
+  CheckpointDetails,
   DdlDetails,
   LockObject,
   LockTimeoutDetails,
@@ -78,5 +79,14 @@ export function restartDetails(phase: ServerRestartDetails['phase']): ServerRest
   return {
     phase, lsn: null, last_known_up: null, read_only: null, shutdown_mode: null, cpu_user_s: null, cpu_system_s: null,
     elapsed_s: null,
+  };
+}
+
+export function checkpointDetails(d: Partial<CheckpointDetails> & Pick<CheckpointDetails, 'phase'>): CheckpointDetails {
+  return {
+    restartpoint: false, reasons: null, buffers_written: null, buffers_written_pct: null, slru_buffers_written: null,
+    wal_files_added: null, wal_files_removed: null, wal_files_recycled: null, write_s: null, sync_s: null, total_s: null,
+    sync_files: null, sync_longest_s: null, sync_average_s: null, distance_kb: null, estimate_kb: null, lsn: null,
+    redo_lsn: null, seconds_apart: null, unknown_parts: [], ...d,
   };
 }
