@@ -62,7 +62,7 @@ describe('checkpoints section', () => {
   });
 
   it('merges any split of real logs as one pass, pairing across the split', async () => {
-    const events = (await Promise.all(CASES.map(fixtureEvents))).flat();
+    const events = (await Promise.all(CASES.map((name) => fixtureEvents(name)))).flat();
     expectMergeProperty(checkpointsSection, events);
     expectMergeProperty(checkpointsSection, events, { maxKeys: 2, topN: 1 });
   });

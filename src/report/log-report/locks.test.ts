@@ -62,7 +62,7 @@ describe('locks section', () => {
   });
 
   it('counts cancellations and terminations by cause', async () => {
-    const events = (await Promise.all(CASES.map(fixtureEvents))).flat();
+    const events = (await Promise.all(CASES.map((name) => fixtureEvents(name)))).flat();
     const byCause = Object.fromEntries(foldResult(locksSection, events).cancellations.by_cause.map((c) => [c.cause, [c.count, c.terminated]]));
     expect(byCause).toMatchObject({
       statement_timeout: [expect.any(Number), 0],
@@ -85,7 +85,7 @@ describe('locks section', () => {
   });
 
   it('merges any split of real logs as one pass, a lock timeout finding its wait across the split', async () => {
-    const events = (await Promise.all(CASES.map(fixtureEvents))).flat();
+    const events = (await Promise.all(CASES.map((name) => fixtureEvents(name)))).flat();
     expectMergeProperty(locksSection, events);
     const locking = events.filter((e) => e.kind === 'lock_wait' || e.kind === 'lock_timeout' || e.kind === 'deadlock');
     expectMergeProperty(locksSection, locking);

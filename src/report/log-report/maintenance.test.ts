@@ -31,7 +31,7 @@ describe('maintenance section', () => {
   });
 
   it('adds up tables past maxKeys under other', async () => {
-    const events = (await Promise.all(['pg18-stderr-logical-slot-holds-catalogs', 'pg18-stderr-autovacuum-4-indexes'].map(fixtureEvents))).flat();
+    const events = (await Promise.all(['pg18-stderr-logical-slot-holds-catalogs', 'pg18-stderr-autovacuum-4-indexes'].map((name) => fixtureEvents(name)))).flat();
     const whole = foldResult(maintenanceSection, events);
     const capped = foldResult(maintenanceSection, events, { maxKeys: 2, topN: 100 });
     expect(capped.autovacuum.tables_total).toBe(2);
@@ -41,7 +41,7 @@ describe('maintenance section', () => {
   });
 
   it('merges any split of real logs as one pass', async () => {
-    const events = (await Promise.all([...CASES, 'pg18-stderr-logical-slot-holds-catalogs'].map(fixtureEvents))).flat();
+    const events = (await Promise.all([...CASES, 'pg18-stderr-logical-slot-holds-catalogs'].map((name) => fixtureEvents(name)))).flat();
     expectMergeProperty(maintenanceSection, events);
   });
 });
