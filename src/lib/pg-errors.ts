@@ -29,3 +29,19 @@ export function isConnectionError(code: string): boolean {
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** Why pgvigil cannot reach a server, in a few words a page can carry (a bounded label value). */
+export type UnreachableReason = 'refused' | 'timeout' | 'dns' | 'auth' | 'no_database' | 'too_many_clients' | 'starting_up' | 'shutting_down' | 'other';
+
+export function unreachableReason(code: string): UnreachableReason {
+  if (code === 'ECONNREFUSED' || code === 'ENOENT' || code === 'ECONNRESET' || code === 'connection_terminated') return 'refused';
+  if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'connect_timeout' || code === 'client_timeout') return 'timeout';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  // 28000 invalid_authorization_specification (pg_hba), 28P01 invalid_password.
+  if (code.startsWith('28')) return 'auth';
+  if (code === '3D000') return 'no_database';
+  if (code === '53300') return 'too_many_clients';
+  if (code === '57P03') return 'starting_up';
+  if (code === '57P01' || code === '57P02') return 'shutting_down';
+  return 'other';
+}

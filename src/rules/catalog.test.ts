@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EVENT_KINDS } from '../domain/index.js';
 import { COLLECTOR_NAMES } from '../collectors/index.js';
-import { buildRules, describeRules, RULE_IDS, RULES, RulesConfigError, thresholdsFromConfig, toSnake } from './catalog.js';
+import { buildRules, describeRules, RULE_IDS, RULES, RulesConfigError, SCHEDULER_PROBE, thresholdsFromConfig, toSnake } from './catalog.js';
 import { MemoryRuleView } from './memory-rule-view.js';
 import { NOTATION_T0, seriesOf } from './series-notation.js';
 
@@ -40,7 +40,7 @@ describe('rule catalog', () => {
   it('says what every rule needs: collectors that exist, event kinds that exist, settings by their names', () => {
     for (const { id, needs } of describeRules()) {
       expect(needs.collectors.length + needs.events.length, `${id} reads nothing`).toBeGreaterThan(0);
-      for (const collector of needs.collectors) expect(COLLECTOR_NAMES, `${id} needs collector ${collector}`).toContain(collector);
+      for (const collector of needs.collectors) expect([...COLLECTOR_NAMES, SCHEDULER_PROBE], `${id} needs collector ${collector}`).toContain(collector);
       for (const kind of needs.events) expect(EVENT_KINDS, `${id} reads events ${kind}`).toContain(kind);
       for (const setting of needs.settings) expect(setting.name, id).toMatch(/^[a-z_]+$/);
     }

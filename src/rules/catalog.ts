@@ -33,6 +33,7 @@ import { DEFAULT_STALE_AFTER_MS } from './rule-view.js';
 import type { Rule, RuleNeeds } from './rule.js';
 import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
+import { serverUnreachable, DEFAULTS as SERVER_UNREACHABLE } from './server-unreachable.js';
 import { statementTimeouts, DEFAULTS as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
 import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { walArchivingFailing, DEFAULTS as ARCHIVING_FAILING } from './wal-archiving-failing.js';
@@ -48,6 +49,13 @@ const REPACK_RUNS = ['pg_replication_slots', 'pg_stat_progress_repack'];
 const REPLAY = ['pg_standby'];
 /** Replay judged beyond recovery_min_apply_delay (apply-delay.ts), read from pg_settings. */
 const REPLAY_DELAYED = [...REPLAY, 'pg_settings'];
+
+/**
+ * Not a collector: the poll scheduler's own probe (pg_up and why not), which runs whenever a
+ * target has a dsn. Named among a rule's collectors so that the rule is not taken for one that
+ * reads the log alone.
+ */
+export const SCHEDULER_PROBE = 'probe';
 
 function needs(n: Partial<RuleNeeds>): RuleNeeds {
   return { settings: n.settings ?? [], collectors: n.collectors ?? [], events: n.events ?? [] };
@@ -135,6 +143,8 @@ export const RULES = {
     create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
   },
   'replay-delayed-on-purpose': { create: replayDelayedOnPurpose, defaults: DELAYED_ON_PURPOSE, needs: needs({ collectors: REPLAY_DELAYED }) },
+  // The poll scheduler's own series (pg_up and why not, with every probe).
+  'server-unreachable': { create: serverUnreachable, defaults: SERVER_UNREACHABLE, needs: needs({ collectors: [SCHEDULER_PROBE] }) },
   // The poll scheduler's own series (with every probe), about the visits of per-database collectors.
   'poll-connections-skipped': { create: pollConnectionsSkipped, defaults: POLL_CONNECTIONS_SKIPPED, needs: needs({ collectors: ['pg_stat_user_tables'] }) },
   'error-storm': {

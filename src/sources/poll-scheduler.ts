@@ -39,7 +39,7 @@ import { labelsKey } from '../domain/index.js';
 import type { Collector, MetricDef, ServerInfo } from '../collectors/collector.js';
 import { DEFAULT_TIMEOUT_MS, serverRole } from '../collectors/collector.js';
 import type { Logger } from '../lib/logger.js';
-import { errorCode, errorMessage, isConnectionError } from '../lib/pg-errors.js';
+import { errorCode, errorMessage, isConnectionError, unreachableReason } from '../lib/pg-errors.js';
 import { AVAILABLE_SLOTS, ConnectionBudget, SERVER_NEAR_FULL, type ConnectionStats, type Lease } from './connection-budget.js';
 import { databaseMatcher, type DatabasePatterns } from './database-patterns.js';
 import { describeRoleChange, roleChange, type RoleChange } from './role-change.js';
@@ -111,6 +111,7 @@ export interface CollectorStats {
 /** The series the scheduler itself emits on every probe (for /metrics HELP and TYPE). */
 export const SCHEDULER_METRICS: readonly MetricDef[] = [
   { name: 'pg_up', type: 'gauge', help: '1 when the last probe of the server succeeded, 0 while it cannot be reached.' },
+  { name: 'pgvigil_poll_unreachable_reason', type: 'gauge', help: 'While pg_up is 0: 1 for why the last attempt failed (refused, timeout, dns, auth, no_database, too_many_clients, starting_up, shutting_down, other).' },
   { name: 'pg_in_recovery', type: 'gauge', help: 'pg_is_in_recovery(): 1 on a standby.' },
   { name: 'pg_postmaster_start_timestamp_seconds', type: 'gauge', help: 'pg_postmaster_start_time(), epoch seconds: a change means a restart.' },
   { name: 'pg_connections_available', type: 'gauge', help: 'Connections ordinary roles can still open: max_connections less the reserved slots and the client backends.' },
@@ -290,7 +291,7 @@ export class PollScheduler implements Component {
         await this.endAllConnections();
         // Status, then the sleep, in one tick: whoever hears of the failed attempt finds the
         // retry already scheduled on the clock.
-        this.emitUp(0);
+        this.emitUp(0, err);
         this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
         this.resolveFirstAttempt();
         await this.options.clock.sleep(retryInMs, this.abort.signal);
@@ -446,7 +447,7 @@ export class PollScheduler implements Component {
     // Stale values must not be served as current: only pg_up survives the gap.
     for (const c of this.options.collectors) this.forgetRuns(`${c.name}\u0000`);
     this.setStatus({ connected: false, lastError: message, server: this.currentStatus.server });
-    this.emitUp(0);
+    this.emitUp(0, err);
     void this.endAllConnections().then(() => {
       if (this.running) this.reconnecting = this.reconnectLoop();
     });
@@ -672,10 +673,13 @@ export class PollScheduler implements Component {
     return this.connections.stats;
   }
 
-  private emitUp(value: 0 | 1): void {
+  /** `failure`: why the server could not be reached, said beside pg_up = 0 (the server-unreachable rule names it). */
+  private emitUp(value: 0 | 1, failure?: unknown): void {
     const tsMs = this.options.clock.nowMs();
-    // While down, pg_in_recovery and the start time are unknown: only pg_up is said.
-    this.accept(PROBE_RUN, [{ target: this.options.target, name: 'pg_up', labels: {}, tsMs, value }]);
+    const target = this.options.target;
+    // While down, pg_in_recovery and the start time are unknown: only pg_up and the reason are said.
+    const reason = failure === undefined ? [] : [{ target, name: 'pgvigil_poll_unreachable_reason', labels: { reason: unreachableReason(errorCode(failure)) }, tsMs, value: 1 }];
+    this.accept(PROBE_RUN, [{ target, name: 'pg_up', labels: {}, tsMs, value }, ...reason]);
   }
 
   private statsOf(name: string): CollectorStats {
