@@ -14,9 +14,9 @@ import { expectGolden } from './golden-file.js';
 import { FIXTURES_DIR, readCase } from './scenarios/fixture-case.js';
 import { parseLogFile } from './scenarios/parse-log.js';
 
-/** The events of test/fixtures/logs/<name>, parsed from its raw log as `pgvigil analyze` does. */
-export async function fixtureEvents(name: string): Promise<AnyLogEvent[]> {
-  const dir = path.join(FIXTURES_DIR, name);
+/** The events of test/fixtures/logs/<name> (or `root`/<name>), parsed from its raw log as `pgvigil analyze` does. */
+export async function fixtureEvents(name: string, root = FIXTURES_DIR): Promise<AnyLogEvent[]> {
+  const dir = path.join(root, name);
   const fixture = readCase(dir);
   const parsed = await parseLogFile(path.join(dir, fixture.log_file), {
     format: fixture.format, prefix: fixture.log_line_prefix, timezone: fixture.log_timezone, target: name,
