@@ -100,7 +100,7 @@ export class Outbox implements Component {
     this.wake();
   }
 
-  /** Stops the timers and waits for sends in flight (each bounded by its request timeout). */
+  /** Stops the timers and waits for sends in flight (each bounded by its deadline, http-post.ts). */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers.splice(0)) timer.cancel();
