@@ -3,6 +3,7 @@
  * section's result is under its `key` in `analyze --json`'s `report` and in the store.
  */
 import { checkpointsSection } from './checkpoints.js';
+import { errorsSection } from './errors.js';
 import { locksSection } from './locks.js';
 import { maintenanceSection } from './maintenance.js';
 import { queriesSection } from './queries.js';
@@ -13,6 +14,7 @@ import { tempFilesSection } from './temp-files.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const LOG_REPORT_SECTIONS: ReadonlyArray<ReportSection<any, any>> = [
   queriesSection,
+  errorsSection,
   checkpointsSection,
   tempFilesSection,
   maintenanceSection,
