@@ -34,4 +34,11 @@ describe('dashboards', () => {
     const unknown = panelQueries(file).flatMap(({ title, expr }) => metricNamesIn(expr).filter((name) => !known.has(name)).map((name) => `${title}: ${name}`));
     expect(unknown).toEqual([]);
   });
+
+  it.each(files)('%s tells sidecars apart: cluster, instance and target variables, and every query narrowed by instance', (file) => {
+    const dashboard = JSON.parse(readFileSync(join(DASHBOARDS_DIR, file), 'utf8')) as { templating: { list: Array<{ name: string }> } };
+    expect(dashboard.templating.list.map((v) => v.name).slice(0, 3)).toEqual(['cluster', 'instance', 'target']);
+    // Two sidecars may watch servers of the same name (two 'main' clusters): the instance keeps them apart.
+    expect(panelQueries(file).filter(({ expr }) => !expr.includes('instance=~"$instance"')).map(({ title }) => title)).toEqual([]);
+  });
 });
