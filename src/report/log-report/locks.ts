@@ -199,8 +199,9 @@ export function cancellationCause(event: AnyLogEvent): string | null {
     case 'recovery_conflict':
       return `recovery_conflict_${event.details.reason ?? 'unknown'}`;
     case 'generic':
+      // Most of a busy log is generic LOG lines (durations, statements): no lookup of their text.
       // English messages only: a translated log's cancellations by hand are not recognised.
-      return GENERIC_CAUSES.get(event.message) ?? null;
+      return event.level === 'ERROR' || event.level === 'FATAL' ? GENERIC_CAUSES.get(event.message) ?? null : null;
     default:
       return null;
   }
