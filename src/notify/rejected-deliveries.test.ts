@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AlertStore } from '../store/alert-store.js';
 import { openStore } from '../store/open-store.js';
+import { AlertmanagerNotifier } from './alertmanager.js';
 import { RejectedDeliveries, ruleAlertsOnly } from './rejected-deliveries.js';
 import { WebhookNotifier } from './webhook.js';
 
@@ -40,5 +41,15 @@ describe('RejectedDeliveries', () => {
     watcher.rejected({ channel: 'webhook:team', status: 400, reason: 'HTTP 400', alertId: null, rejectedRows: 1, nowMs: T0 });
     expect(store.openAlerts().map((a) => a.ruleId)).toEqual(['deadlocks', 'notifications-rejected']);
     expect(ruleAlertsOnly(store).openAlerts().map((a) => a.ruleId)).toEqual(['deadlocks']);
+  });
+
+  it('is never re-sent to an Alertmanager that rejects it when firing alerts are refreshed, while another Alertmanager gets it', () => {
+    const channels = ['alertmanager:a', 'alertmanager:b'].map((channel) => new AlertmanagerNotifier({ channel, url: 'http://127.0.0.1:1' }));
+    const db = openStore(':memory:');
+    const store = new AlertStore(db, channels);
+    new RejectedDeliveries(store, 'db1').rejected({ channel: 'alertmanager:a', status: 400, reason: 'HTTP 400', alertId: null, rejectedRows: 1, nowMs: T0 });
+    db.prepare('DELETE FROM outbox').run();
+    expect(store.enqueueRefresh(T0 + 60_000)).toBe(1);
+    expect(db.prepare('SELECT channel FROM outbox').pluck().all()).toEqual(['alertmanager:b']);
   });
 });
