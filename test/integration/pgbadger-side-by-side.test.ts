@@ -10,7 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyzeSummary } from '../../src/report/analyze-summary.js';
+import type { CheckpointsResult } from '../../src/report/log-report/checkpoints.js';
+import type { ErrorsResult } from '../../src/report/log-report/errors.js';
 import type { FingerprintRow, QueriesResult } from '../../src/report/log-report/queries.js';
+import type { TempFilesResult } from '../../src/report/log-report/temp-files.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
 import { readCase, listCases, type FixtureCase } from '../helpers/scenarios/fixture-case.js';
 import { countStatements, errorClassesOfJsonlog, readLogFacts, type LogFacts } from '../helpers/log-facts.js';
@@ -23,7 +26,7 @@ const WORKLOAD = 'log-report-workload';
 
 interface Analysis {
   summary: AnalyzeSummary;
-  report: { queries: QueriesResult };
+  report: { queries: QueriesResult; checkpoints: CheckpointsResult; errors: ErrorsResult; temp_files: TempFilesResult };
 }
 
 /** A statement shape in a top 10: the two tools' texts differ, their shape keys must not. */
@@ -155,18 +158,37 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
         }
       });
 
-      it('count the same checkpoints, one per start and completion', () => {
-        const { badger, vigil, log } = side();
+      it('count the same checkpoints, one per start and completion, and their buffers', () => {
+        const { badger, vigil, log, fixture } = side();
+        const checkpoints = vigil.report.checkpoints.checkpoints;
         expect(log.checkpointsCompleted).toBe(log.checkpointsStarted);
         expect(badger.checkpoints.started).toBe(log.checkpointsStarted);
         expect(vigil.summary.checkpoints.completed).toBe(log.checkpointsCompleted);
+        expect(checkpoints.count).toBe(log.checkpointsCompleted);
+        expect(checkpoints.unfinished).toBe(0);
+        expect(checkpoints.buffers_written).toBe(log.buffersWritten);
+        if (fixture.major >= 18) {
+          // pgBadger wrong from PG 18 on: it reads a completion only when "; N WAL file(s) added"
+          // follows the buffers' percentage, and PG 18 puts the SLRU buffers there, so it has no
+          // buffers, no write, sync or total time for any checkpoint:
+          //   2026-12-03 13:11:58.422 UTC [27366] LOG:  checkpoint complete: wrote 56 buffers (0.3%), wrote 3 SLRU buffers; 0 WAL file(s) added, 0 removed, 0 recycled; write=0.016 s, ...
+          //   2026-12-03 13:11:59.764 UTC [27366] LOG:  checkpoint complete: wrote 10 buffers (0.1%), wrote 1 SLRU buffers; 0 WAL file(s) added, ...
+          expect(badger.checkpoints).toEqual({ started: log.checkpointsStarted, buffersWritten: 0, writeS: 0, syncS: 0, totalS: 0 });
+        } else {
+          expect(badger.checkpoints.buffersWritten).toBe(log.buffersWritten);
+          expect({ writeS: checkpoints.write_s, syncS: checkpoints.sync_s, totalS: checkpoints.total_s })
+            .toEqual({ writeS: badger.checkpoints.writeS, syncS: badger.checkpoints.syncS, totalS: badger.checkpoints.totalS });
+        }
       });
 
       it('count the same temporary files and bytes', () => {
         const { badger, vigil, log, fixture } = side();
         expect(badger.tempFiles.count).toBe(log.tempFiles.count);
         expect(badger.tempFiles.totalBytes).toBe(log.tempFiles.totalBytes);
-        expect(vigil.summary.temp_files).toEqual({ count: log.tempFiles.count, total_bytes: log.tempFiles.totalBytes, max_bytes: log.tempFiles.maxBytes });
+        const files = { count: log.tempFiles.count, total_bytes: log.tempFiles.totalBytes, max_bytes: log.tempFiles.maxBytes };
+        expect(vigil.summary.temp_files).toEqual(files);
+        const { count, total_bytes, max_bytes } = vigil.report.temp_files;
+        expect({ count, total_bytes, max_bytes }).toEqual(files);
         if (fixture.format === 'jsonlog') {
           // pgBadger wrong: its largest temporary file is the sum of all files of the process. It adds
           // each file's size to a per-process total that only a following STATEMENT entry resets, and
@@ -186,6 +208,8 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
         const badgerByLevel = (level: string): number => badger.errors.filter((e) => e.level === level).reduce((sum, e) => sum + e.count, 0);
         expect({ ERROR: badgerByLevel('ERROR'), FATAL: badgerByLevel('FATAL') }).toEqual(log.errorsByLevel);
         expect({ ERROR: vigil.summary.events_by_level.ERROR, FATAL: vigil.summary.events_by_level.FATAL }).toEqual(log.errorsByLevel);
+        const { counts } = vigil.report.errors;
+        expect({ ERROR: counts.error, FATAL: counts.fatal }).toEqual(log.errorsByLevel);
         // pgBadger wrong: its "Number of events" (errors_number) counts two LOG entries as errors, a
         // lock wait and a reload (the first LOG it meets after a DETAIL or before a STATEMENT line):
         //   2026-12-03 13:11:56.228 UTC [27325] rw_app@postgres LOG:  process 27325 still waiting for ShareLock on transaction 775 after 105.836 ms
@@ -201,6 +225,8 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
         const { badger, vigil, fixture, errorClasses } = side();
         expect(errorClasses).toEqual({ '22': 2, '23': 1, '28': 1, '3D': 1, '42': 2, '57': 1 });
         const vigilClasses = byClass(vigil.summary.errors_by_sqlstate);
+        const reportClasses = Object.fromEntries(vigil.report.errors.by_class.map((row) => [row.class ?? '(none)', row.count]));
+        expect(reportClasses).toEqual(vigilClasses);
         const badgerClasses = byClass(badger.errors.filter((e) => e.level !== 'LOG').map((e) => ({ key: e.sqlstate ?? '(none)', count: e.count })));
         if (fixture.format === 'stderr') {
           // No SQLSTATE in this log: the prefix '%m [%p] %q%u@%d ' has no %e.
