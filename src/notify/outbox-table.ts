@@ -61,6 +61,7 @@ export class OutboxTable {
   private readonly hasPending;
   private readonly withholdKey;
   private readonly releaseKey;
+  private readonly anyWithheld;
   private readonly withheldKey;
 
   constructor(db: Db) {
@@ -88,6 +89,7 @@ export class OutboxTable {
     this.hasPending = db.prepare(`SELECT 1 FROM outbox WHERE channel = ? AND dedup_key = ? AND state = 'pending' LIMIT 1`).pluck();
     this.withholdKey = db.prepare('INSERT OR IGNORE INTO notify_withheld (channel, dedup_key) VALUES (?, ?)');
     this.releaseKey = db.prepare('DELETE FROM notify_withheld WHERE channel = ? AND dedup_key = ?');
+    this.anyWithheld = db.prepare('SELECT 1 FROM notify_withheld LIMIT 1').pluck();
     this.withheldKey = db.prepare('SELECT 1 FROM notify_withheld WHERE channel = ? AND dedup_key = ?').pluck();
   }
 
@@ -138,6 +140,10 @@ export class OutboxTable {
   /** Ends withholding `dedupKey` from the channel; true when it was withheld. */
   release(channel: string, dedupKey: string): boolean {
     return this.releaseKey.run(channel, dedupKey).changes === 1;
+  }
+
+  hasWithheld(): boolean {
+    return this.anyWithheld.get() !== undefined;
   }
 
   isWithheld(channel: string, dedupKey: string): boolean {

@@ -33,6 +33,8 @@ export interface AlertSink {
   refresh?(alert: AlertFireInput, nowMs: number): unknown;
   /** Alerts open in the store, so a restart resolves conditions that ended while pgvigil was down. */
   openAlerts?(): ReadonlyArray<{ ruleId: string; dedupKey: string; target?: string; severity?: Severity; summary?: string }>;
+  /** What time alone changes for open alerts (a silence that ended sends what it held), after each evaluation. */
+  afterEvaluation?(nowMs: number): unknown;
 }
 
 /** One target's log-only rules, evaluated on the time of the log backlog being read. */
@@ -204,6 +206,7 @@ export class RuleEngine implements Component {
       }
     }
     this.resolveAbsent(seen, new Set(report.failedRules), nowMs, steadyMs, report, mine);
+    if (!scope) this.call(() => this.deps.alerts.afterEvaluation?.(nowMs), { dedupKey: '', action: 'after evaluation' });
     this.counters.evaluations++;
     this.counters.lastEvaluationMs = performance.now() - started;
     return report;

@@ -224,24 +224,45 @@ export class AlertStore {
    * the channel takes its severity (routed). 'pending only': rewrites the notifications still
    * waiting and files no new one.
    */
-  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, opened: Opened, nowMs: number, only?: 'pending only'): void {
-    const view = incident ? this.incidentView(incident, transition, nowMs) : null;
+  private notify(alert: Alert, transition: AlertTransition, incident: IncidentRow | null, opened: Opened, nowMs: number,
+    only?: 'pending only' | 'withheld only'): void {
     // In a maintenance window a new alert is withheld from every channel, as one below its min_severity.
     const silenced = this.notifiers.length > 0 && this.silences.covering(alert.target, alert.ruleId, nowMs) !== null;
+    let view: IncidentView | null | undefined;
     for (const notifier of this.notifiers) {
       if (!channelMayHear(notifier.channel, alert)) continue;
+      if (only === 'withheld only' && (silenced || !severityAtLeast(alert.severity, notifier.minSeverity))) continue;
+      view ??= incident ? this.incidentView(incident, transition, nowMs) : null;
       const notification: Notification = notifier.groupBy === 'incident' && view
         ? { kind: 'incident', incident: view }
         : { kind: 'alert', alert, transition };
       const outbound = notifier.format(notification);
       if (outbound === null) continue;
       if (only === 'pending only' && !this.outbox.hasPendingFor(notifier.channel, outbound.dedupKey)) continue;
+      if (only === 'withheld only' && !this.outbox.isWithheld(notifier.channel, outbound.dedupKey)) continue;
       const created = notification.kind === 'incident' ? opened.incident : opened.alert;
       const severity = notification.kind === 'incident' ? notification.incident.severity : alert.severity;
       if (!this.routed(notifier, outbound, silenced ? null : severity, created)) continue;
       const dueMs = opened.incident && notification.kind === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
       this.outbox.enqueue(notifier.channel, outbound, nowMs, dueMs, alert.id);
     }
+  }
+
+  /**
+   * Sends what silences held back once they are over: an open alert that started in a silence was
+   * withheld from every channel; when the silence ends (its time, or `silence expire`) and the
+   * alert still fires, each channel whose min_severity it meets is sent its trigger now, as
+   * Alertmanager does, rather than at the alert's next change. Run after each rules evaluation.
+   */
+  afterEvaluation(nowMs: number): void {
+    if (this.notifiers.length === 0 || !this.outbox.hasWithheld()) return;
+    this.db.transaction(() => {
+      for (const row of this.sql.open.all() as AlertRow[]) {
+        const alert = alertFromRow(row);
+        const incident = row.incident_id === null ? null : (this.sql.incidentById.get(row.incident_id) as IncidentRow);
+        this.notify(alert, transitionOf(alert, 'firing', alert.startedMs), incident, NOTHING_OPENED, nowMs, 'withheld only');
+      }
+    })();
   }
 
   /**

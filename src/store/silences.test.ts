@@ -56,4 +56,32 @@ describe('silences', () => {
     store.resolve('server-crashed/db1', T0 + 60_000);
     expect(sent().filter((s) => s.includes('resolve'))).toHaveLength(2);
   });
+
+  it('send an alert that started in a silence and still fires once the silence ends, without waiting for a change', () => {
+    const { store, silences, sent } = setup();
+    const silence = silences.add({ target: 'db1', ruleId: null, startsMs: T0, endsMs: T0 + HOUR_MS, comment: 'upgrade', createdBy: 'dba' });
+    store.fire(alert('db1', 'server-crashed', 'critical'), T0 + 60_000);
+    store.fire(alert('db1', 'standby-disconnected', 'warning'), T0 + 60_000);
+    store.afterEvaluation(T0 + 30 * 60_000);
+    expect(sent()).toEqual([]);
+    // At its end: each channel whose min_severity the alert meets (PagerDuty from error, Alertmanager from warning).
+    store.afterEvaluation(T0 + HOUR_MS);
+    expect(sent()).toEqual([
+      'pagerduty trigger pgvigil/db1/server-crashed', 'alertmanager trigger server-crashed/db1', 'alertmanager trigger standby-disconnected/db1',
+    ]);
+    // Once: later evaluations send nothing more, and the resolves follow as for any sent alert.
+    store.afterEvaluation(T0 + HOUR_MS + 5_000);
+    store.resolve('server-crashed/db1', T0 + HOUR_MS + 60_000);
+    expect(sent().slice(3)).toEqual(['pagerduty resolve pgvigil/db1/server-crashed', 'alertmanager resolve server-crashed/db1']);
+    expect(silences.expire(silence.id, T0 + 2 * HOUR_MS)).toBe(false);
+  });
+
+  it('send it when the silence is expired early, too', () => {
+    const { store, silences, sent } = setup();
+    const silence = silences.add({ target: 'db1', ruleId: null, startsMs: T0, endsMs: T0 + HOUR_MS, comment: 'upgrade', createdBy: 'dba' });
+    store.fire(alert('db1', 'server-crashed', 'critical'), T0 + 60_000);
+    silences.expire(silence.id, T0 + 120_000);
+    store.afterEvaluation(T0 + 125_000);
+    expect(sent()).toEqual(['pagerduty trigger pgvigil/db1/server-crashed', 'alertmanager trigger server-crashed/db1']);
+  });
 });
