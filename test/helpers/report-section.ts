@@ -38,10 +38,13 @@ export function foldResult<S, R>(section: ReportSection<S, R>, events: readonly 
 /** Golden files of the sections' results: test/fixtures/log-report-sections/<section key>.json. */
 const GOLDEN_DIR = path.resolve(import.meta.dirname, '../fixtures/log-report-sections');
 
-/** The section's result over each fixture case, compared with its golden file (one per section). */
-export async function expectSectionGolden<S, R>(section: ReportSection<S, R>, cases: readonly string[]): Promise<void> {
+/** test/fixtures/log-report: the log report's recorded workloads (README.md there), cases outside the golden-log ones. */
+export const LOG_REPORT_FIXTURES_DIR = path.resolve(import.meta.dirname, '../fixtures/log-report');
+
+/** The section's result over each fixture case (under `root`), compared with its golden file (one per section). */
+export async function expectSectionGolden<S, R>(section: ReportSection<S, R>, cases: readonly string[], root = FIXTURES_DIR): Promise<void> {
   const results: Record<string, unknown> = {};
-  for (const name of cases) results[name] = foldResult(section, await fixtureEvents(name));
+  for (const name of cases) results[name] = foldResult(section, await fixtureEvents(name, root));
   expectGolden(path.join(GOLDEN_DIR, `${section.key}.json`), `${JSON.stringify(results, null, 2)}\n`);
 }
 

@@ -1,23 +1,17 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { expectGolden } from '../../../test/helpers/golden-file.js';
-import { expectMergeProperty, fixtureEvents, foldResult } from '../../../test/helpers/report-section.js';
+import { expectMergeProperty, expectSectionGolden, fixtureEvents, foldResult, LOG_REPORT_FIXTURES_DIR } from '../../../test/helpers/report-section.js';
 import { normalizeErrorMessage } from './error-message.js';
 import { EXAMPLE_STATEMENT_CHARS, errorsSection, SQLSTATE_NOT_LOGGED, type MessageRow } from './errors.js';
 
-const LOG_REPORT_FIXTURES = path.resolve(import.meta.dirname, '../../../test/fixtures/log-report');
-const GOLDEN_DIR = path.resolve(import.meta.dirname, '../../../test/fixtures/log-report-sections');
 
 /** The sessions-and-errors workload as PG 15 and 18 wrote it, in each format (test/fixtures/log-report/README.md). */
 const CASES = ['15', '18'].flatMap((major) => ['stderr', 'csvlog', 'jsonlog'].map((format) => `pg${major}-${format}-sessions-and-errors`));
 
-const events = (name: string) => fixtureEvents(name, LOG_REPORT_FIXTURES);
+const events = (name: string) => fixtureEvents(name, LOG_REPORT_FIXTURES_DIR);
 
 describe('errors section', () => {
   it('folds the recorded workload of PG 15 and 18, in all three formats (golden)', async () => {
-    const results: Record<string, unknown> = {};
-    for (const name of CASES) results[name] = foldResult(errorsSection, await events(name));
-    expectGolden(path.join(GOLDEN_DIR, 'errors.json'), `${JSON.stringify(results, null, 2)}\n`);
+    await expectSectionGolden(errorsSection, CASES, LOG_REPORT_FIXTURES_DIR);
   });
 
   it('groups by SQLSTATE, class and normalised message, each with an example and its statement', async () => {

@@ -7,6 +7,7 @@ import { errorsSection } from './errors.js';
 import { locksSection } from './locks.js';
 import { maintenanceSection } from './maintenance.js';
 import { queriesSection } from './queries.js';
+import { sessionsSection } from './sessions.js';
 import type { ReportSection } from './section.js';
 import { tempFilesSection } from './temp-files.js';
 
@@ -15,6 +16,7 @@ import { tempFilesSection } from './temp-files.js';
 export const LOG_REPORT_SECTIONS: ReadonlyArray<ReportSection<any, any>> = [
   queriesSection,
   errorsSection,
+  sessionsSection,
   checkpointsSection,
   tempFilesSection,
   maintenanceSection,
