@@ -1,12 +1,12 @@
 /**
  * Wires the stages and owns their start/stop order:
- *   report minutes -> writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
+ *   report minutes (merging) -> writer -> outbox -> http -> rules (and their backlog catch-up) -> sources (pollers, tailers) -> retention -> forwarder.
  * Sources start last so nothing is read before there is somewhere to put it; stop runs in
  * reverse, so sources stop reading first and the writer flushes last.
  */
 import { createCollectors } from './collectors/index.js';
 import type { Config } from './config/load-config.js';
-import type { Clock, Component } from './domain/index.js';
+import type { AnyLogEvent, Clock, Component } from './domain/index.js';
 import { buildForwarder } from './forward/build-forwarder.js';
 import { buildHttpApp } from './http/build-http-app.js';
 import { HttpServer } from './http/http-server.js';
@@ -16,7 +16,11 @@ import { collectorStatsOf, existingFilesBytes } from './http/self-metrics.js';
 import { isLoopback } from './lib/listen-address.js';
 import type { Logger } from './lib/logger.js';
 import { PGVIGIL_VERSION } from './lib/version.js';
-import { ReportMinutesWriter } from './report/log-report/report-minutes-writer.js';
+import { LOG_REPORT_SECTIONS } from './report/log-report/index.js';
+import { foldByMinute } from './report/log-report/minute-folds.js';
+import { ReportMinutesCompactor } from './report/log-report/report-minutes-compactor.js';
+import { DEFAULT_REPORT_LIMITS } from './report/log-report/section.js';
+import { redactEvent } from './lib/redact.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
 import { RejectedDeliveries, ruleAlertsOnly } from './notify/rejected-deliveries.js';
@@ -53,14 +57,17 @@ export interface App {
 export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const db = openStore(config.dbPath);
   const writer = new StoreWriter(db, clock, log.child({ component: 'store-writer' }));
-  const reportMinutes = new ReportMinutesWriter(db, writer, clock, log.child({ component: 'report-minutes' }));
+  const reportMinutes = new ReportMinutesCompactor(db, clock, log.child({ component: 'report-minutes' }));
+  // Each commit of a log carries the report of every event it read, redacted as stored events are.
+  const foldReport = (events: readonly AnyLogEvent[]) =>
+    foldByMinute(config.redact === 'off' ? events : events.map((e) => redactEvent(e, config.redact)), LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS);
   const notifiers = buildNotifiers(config);
   const alerts = new AlertStore(db, notifiers);
   // A receiver's rejection raises pgvigil's own alert (notifications-rejected), sent through the other channels.
   const watcher = new RejectedDeliveries(alerts, config.targets[0]?.name ?? 'pgvigil');
   const outbox = new Outbox(db, notifiers, clock, log.child({ component: 'outbox' }), { refresher: alerts, watcher });
   alerts.onTransition(() => outbox.wake());
-  const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log }));
+  const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log, foldReport }));
   // A failover informs every notifier that takes change events; it pages only through the rules.
   for (const t of targets) t.scheduler.onRoleChange((change) => outbox.sendChange(roleChangeNotice(t.target.name, t.target.cluster, change, clock.nowMs())));
   const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }), config.retention.intervalMs);
@@ -125,7 +132,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
         silences: { store: new Silences(db), targets: config.targets.map((t) => t.name), rules: Object.keys(RULES) },
       });
       http = new HttpServer(app, config.listen.host, config.listen.port);
-      // The report's minutes before the writer: folded again before anything is read, written after its last flush.
+      // The report's minutes merge after the writer's last flush.
       const components: Component[] = [reportMinutes, writer, outbox, metrics, http, engine, catchUp, ...targets, retention, ...(forwarder ? [forwarder] : [])];
       for (const component of components) {
         await component.start();

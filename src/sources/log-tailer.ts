@@ -20,6 +20,7 @@ import type { AnyLogEvent, Clock, Component } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import { parseInputFormat } from '../parsers/formats/input-format.js';
 import type { LogFormat } from '../parsers/framer.js';
+import type { ReportMinuteRow } from '../store/report-minutes.js';
 import type { WriteBatch } from '../store/store-writer.js';
 import { identityOf, listDirectory, namesDirectory, resolveLink, statFile } from './file-identity.js';
 import { LineSplitter } from './line-reader.js';
@@ -68,6 +69,11 @@ export interface LogTailerOptions extends ParserSettings {
    * (stats().eventsNotStored), and the position still moves past them.
    */
   storeEvent?: (event: AnyLogEvent) => boolean;
+  /**
+   * The log report's rows of what a commit read (every event, stored or not), committed with it
+   * and its position so each line is in the report once (src/report/log-report/minute-folds.ts).
+   */
+  foldReport?: (events: readonly AnyLogEvent[]) => ReportMinuteRow[];
 }
 
 /** A storeEvent filter: everything except `generic` events below WARNING (statement/duration lines). */
@@ -111,7 +117,7 @@ interface OpenFile {
 
 export class LogTailer implements Component {
   readonly name: string;
-  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'clock' | 'language'>> & LogTailerOptions & { clock: Clock };
+  private readonly o: Required<Omit<LogTailerOptions, 'prefix' | 'timezone' | 'savedOffset' | 'logFilename' | 'storeEvent' | 'foldReport' | 'clock' | 'language'>> & LogTailerOptions & { clock: Clock };
   private readonly directoryMode: boolean;
   private readonly pattern: RegExp | null;
   private readonly parser: SourceParser;
@@ -386,6 +392,7 @@ export class LogTailer implements Component {
     this.o.writer.enqueue({
       events: stored,
       offsets: [{ target: this.o.target, source: this.o.source, filePath: current.path, fileId: current.id, offset }],
+      ...(this.o.foldReport && events.length > 0 ? { reportMinutes: this.o.foldReport(events) } : {}),
     });
   }
 

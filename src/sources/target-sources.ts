@@ -13,7 +13,7 @@ import { clientConfigFor } from '../lib/pg-connection.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
 import { storedInRecovery } from '../store/stored-role.js';
-import { LogTailer, notableOrProblem, readSavedOffset, type TailerWriter } from './log-tailer.js';
+import { LogTailer, notableOrProblem, readSavedOffset, type LogTailerOptions, type TailerWriter } from './log-tailer.js';
 import { PollScheduler } from './poll-scheduler.js';
 import { RelationNames, type RelationNamesOptions } from './relation-names.js';
 import { namesDirectory } from './file-identity.js';
@@ -37,7 +37,7 @@ export class TargetSources implements Component {
 
   constructor(
     readonly target: Target,
-    private readonly deps: { config: Config; db: Db; writer: StoreWriter; clock: Clock; log: Logger },
+    private readonly deps: { config: Config; db: Db; writer: StoreWriter; clock: Clock; log: Logger; foldReport?: LogTailerOptions['foldReport'] },
   ) {
     this.name = `sources:${target.name}`;
     this.logSource = target.log;
@@ -89,6 +89,7 @@ export class TargetSources implements Component {
       log,
       // Statement and duration lines are counted but not stored: they are most of a busy log.
       storeEvent: notableOrProblem,
+      ...(this.deps.foldReport ? { foldReport: this.deps.foldReport } : {}),
       language,
     });
     if (!this.languageKnown) {

@@ -208,25 +208,19 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX silences_by_end ON silences (ends_ms);
   `,
   // 10: the log report per minute (issue #26): each target's events folded into one state per
-  // report section (src/report/log-report/), written when the minute closes, so `pgvigil report`
-  // merges minutes instead of re-reading events. Events of a minute already written (late ones,
-  // or after a restart) make another row of the same minute; readers merge a minute's rows in id order.
+  // report section (src/report/log-report/). Every commit of the log's events carries the states
+  // of what it read, one row per target and minute, in its own transaction (the statement lines
+  // the events table does not keep included); once a minute is closed its rows are merged into
+  // one. `pgvigil report` merges a window's rows in time order instead of re-reading logs.
   `
   CREATE TABLE report_minutes (
-    id          INTEGER PRIMARY KEY,
+    -- Never reused: the merging reads the rows added since the last id it read.
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
     target      TEXT    NOT NULL,
     minute_ms   INTEGER NOT NULL,  -- the minute's start, epoch ms
-    -- Every event of this target and minute with an id up to this one is in this row or an
-    -- earlier one: what a restart reads to fold each event once.
-    through_id  INTEGER NOT NULL,
     states      TEXT    NOT NULL   -- JSON: section key to the section's state
   );
   CREATE INDEX report_minutes_by_time ON report_minutes (minute_ms);
   CREATE INDEX report_minutes_by_target_time ON report_minutes (target, minute_ms);
-
-  -- Every event with an id up to event_id is in some report_minutes row; a start folds from
-  -- there. A store from before starts at its newest event: its history is not folded.
-  CREATE TABLE report_folded (event_id INTEGER NOT NULL);
-  INSERT INTO report_folded (event_id) SELECT coalesce(max(id), 0) FROM events;
   `,
 ];

@@ -152,12 +152,6 @@ export class StoreQueries implements StoreReads {
     for (const row of rows) yield { id: row.id, event: logEventFromRow(row) };
   }
 
-  /** Every event stored after `afterId`, in id (commit) order, read row by row. */
-  *eventsAfterId(afterId: number): Generator<{ id: number; event: AnyLogEvent }> {
-    const rows = this.db.prepare('SELECT * FROM events WHERE id > ? ORDER BY id').iterate(afterId) as IterableIterator<EventRow>;
-    for (const row of rows) yield { id: row.id, event: logEventFromRow(row) };
-  }
-
   /** The log report's stored minute rows that start in the window (report-minutes.ts), in the order they merge. */
   reportMinutes(query: { fromMs: number; toMs: number; target?: string }): Iterable<ReportMinuteRow> {
     return new ReportMinutesTable(this.db).inWindow(query);

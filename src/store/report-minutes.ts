@@ -1,17 +1,27 @@
 /**
  * The report_minutes table (schema 10): each target's log report per minute, as the section
- * states' JSON text. Owns the table's SQL and the fold cursor (report_folded). Never: what a
- * state holds (src/report/log-report/ folds and merges them; the store keeps text).
+ * states' JSON text, several rows for a minute until they are merged. Owns the table's SQL.
+ * Never: what a state holds (src/report/log-report/ folds and merges them; the store keeps text).
  */
 import type { Db } from './open-store.js';
 
 export interface ReportMinuteRow {
   target: string;
+  /** The minute's start, epoch ms. */
   minuteMs: number;
-  /** The newest event id the folder had seen when it wrote the row (see migration 10). */
-  throughId: number;
   /** JSON: section key to state. */
   states: string;
+}
+
+/** A target's minute with the rows stored for it since `fromId`. */
+export interface MinuteGroup {
+  target: string;
+  minuteMs: number;
+  /** Rows of the minute, all of them (not only those since fromId). */
+  rows: number;
+  /** The lowest and highest ids of its rows since fromId. */
+  firstId: number;
+  lastId: number;
 }
 
 export class ReportMinutesTable {
@@ -19,29 +29,36 @@ export class ReportMinutesTable {
 
   constructor(private readonly db: Db) {
     this.sql = {
-      insert: db.prepare('INSERT INTO report_minutes (target, minute_ms, through_id, states) VALUES (?, ?, ?, ?)'),
-      cursor: db.prepare('SELECT event_id FROM report_folded').pluck(),
-      setCursor: db.prepare('UPDATE report_folded SET event_id = ?'),
-      throughId: db.prepare('SELECT max(through_id) FROM report_minutes WHERE target = ? AND minute_ms = ?').pluck(),
+      insert: db.prepare('INSERT INTO report_minutes (target, minute_ms, states) VALUES (?, ?, ?)'),
+      ofMinute: db.prepare('SELECT id, states FROM report_minutes WHERE target = ? AND minute_ms = ? ORDER BY id'),
+      deleteRows: db.prepare('DELETE FROM report_minutes WHERE target = ? AND minute_ms = ? AND id <= ?'),
+      groupsSince: db.prepare(`SELECT target, minute_ms AS minuteMs, min(id) AS firstId, max(id) AS lastId,
+        (SELECT count(*) FROM report_minutes m WHERE m.target = r.target AND m.minute_ms = r.minute_ms) AS rows
+        FROM report_minutes r WHERE id >= ? GROUP BY target, minute_ms`),
     };
   }
 
-  /** The rows and the new cursor in one transaction: a kill never leaves one without the other. */
-  write(rows: readonly ReportMinuteRow[], cursor: number): void {
+  /** Inside the caller's transaction (the store writer's commit). */
+  insert(row: ReportMinuteRow): void {
+    this.sql.insert.run(row.target, row.minuteMs, row.states);
+  }
+
+  /** The target-minutes that have rows with an id from `fromId` on. */
+  groupsSince(fromId: number): MinuteGroup[] {
+    return this.sql.groupsSince.all(fromId) as MinuteGroup[];
+  }
+
+  /**
+   * Replaces the minute's rows by one: `merge` gets their states in the order they were written
+   * and returns the merged text. One transaction, so a kill leaves either the rows or their merge.
+   */
+  mergeMinute(target: string, minuteMs: number, merge: (states: string[]) => string): void {
     this.db.transaction(() => {
-      for (const row of rows) this.sql.insert.run(row.target, row.minuteMs, row.throughId, row.states);
-      this.sql.setCursor.run(cursor);
+      const rows = this.sql.ofMinute.all(target, minuteMs) as Array<{ id: number; states: string }>;
+      if (rows.length < 2) return;
+      this.sql.deleteRows.run(target, minuteMs, rows.at(-1)!.id);
+      this.insert({ target, minuteMs, states: merge(rows.map((r) => r.states)) });
     })();
-  }
-
-  /** Every event with an id up to this one is in some row. */
-  cursor(): number {
-    return (this.sql.cursor.get() as number | undefined) ?? 0;
-  }
-
-  /** The highest through_id of the target's rows of that minute; 0 when it has none. */
-  throughId(target: string, minuteMs: number): number {
-    return (this.sql.throughId.get(target, minuteMs) as number | null) ?? 0;
   }
 
   /**
@@ -50,7 +67,7 @@ export class ReportMinutesTable {
    */
   *inWindow(query: { fromMs: number; toMs: number; target?: string }): Generator<ReportMinuteRow> {
     const byTarget = query.target !== undefined;
-    const rows = this.db.prepare(`SELECT target, minute_ms AS minuteMs, through_id AS throughId, states FROM report_minutes
+    const rows = this.db.prepare(`SELECT target, minute_ms AS minuteMs, states FROM report_minutes
       WHERE minute_ms >= ? AND minute_ms <= ? ${byTarget ? 'AND target = ?' : ''} ORDER BY minute_ms, target, id`)
       .iterate(...[query.fromMs, query.toMs, ...(byTarget ? [query.target] : [])]) as IterableIterator<ReportMinuteRow>;
     yield* rows;
@@ -61,4 +78,3 @@ export class ReportMinutesTable {
     return this.db.prepare(`DELETE FROM report_minutes WHERE id IN (SELECT id FROM report_minutes WHERE minute_ms < ? LIMIT ${limit})`).run(cutoffMs).changes;
   }
 }
-

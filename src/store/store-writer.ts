@@ -15,6 +15,7 @@
 import type { Db } from './open-store.js';
 import type { AnyLogEvent, Clock, Component, Sample } from '../domain/index.js';
 import { labelsKey } from '../domain/index.js';
+import { ReportMinutesTable, type ReportMinuteRow } from './report-minutes.js';
 import { SEEN_STEP_MS, splitLabels } from './series-identity.js';
 
 export interface TailerOffset {
@@ -29,6 +30,12 @@ export interface WriteBatch {
   events?: AnyLogEvent[];
   samples?: Sample[];
   offsets?: TailerOffset[];
+  /**
+   * The log report's states of the events this batch was read with, one row per target and
+   * minute (src/report/log-report/minute-folds.ts): committed with the offset, so each line read
+   * is in the report once, statement lines included though `events` leaves them out.
+   */
+  reportMinutes?: ReportMinuteRow[];
   /**
    * Marks `samples` as the complete output of one poll run; the key names the producer and its
    * scope (target, collector, database). Not stored: readers of the commit (/metrics) drop the
@@ -103,6 +110,7 @@ export class StoreWriter implements Component {
   private readonly updateInfo;
   private readonly selectGeneration;
   private readonly upsertOffset;
+  private readonly reportMinutes: ReportMinutesTable;
 
   constructor(
     private readonly db: Db,
@@ -122,6 +130,7 @@ export class StoreWriter implements Component {
     this.selectGeneration = db.prepare('SELECT generation FROM series_retirement').pluck();
     // Two samples of one series in the same millisecond: the later wins.
     this.insertSample = db.prepare('INSERT OR REPLACE INTO samples (series_id, ts_ms, value) VALUES (?, ?, ?)');
+    this.reportMinutes = new ReportMinutesTable(db);
     this.upsertOffset = db.prepare(
       `INSERT INTO tailer_offsets (target, source, file_path, file_id, offset, updated_ms) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (target, source) DO UPDATE SET file_path = excluded.file_path, file_id = excluded.file_id,
@@ -159,7 +168,7 @@ export class StoreWriter implements Component {
 
   enqueue(batch: WriteBatch): void {
     this.pending.push(batch);
-    this.pendingRows += (batch.events?.length ?? 0) + (batch.samples?.length ?? 0) + (batch.offsets?.length ?? 0);
+    this.pendingRows += (batch.events?.length ?? 0) + (batch.samples?.length ?? 0) + (batch.offsets?.length ?? 0) + (batch.reportMinutes?.length ?? 0);
     if (this.pendingRows >= this.options.batchRows && !this.failing) this.flush();
   }
 
@@ -213,6 +222,7 @@ export class StoreWriter implements Component {
         samples.push(sample);
       }
       if (batch.snapshot !== undefined) snapshots.push({ key: batch.snapshot, start, end: samples.length });
+      for (const row of batch.reportMinutes ?? []) this.reportMinutes.insert(row);
       for (const o of batch.offsets ?? []) {
         this.upsertOffset.run(o.target, o.source, o.filePath, o.fileId, o.offset, this.clock.nowMs());
       }

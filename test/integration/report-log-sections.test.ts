@@ -1,23 +1,23 @@
 /**
  * What the database was doing, from the store: two real PostgreSQL 18 logs (the log report's
- * workload, then sessions and errors four minutes later, one server name) stored through the
- * daemon's writer with the log report folded per minute, then `pgvigil report --from --to`.
+ * workload, then sessions and errors four minutes later) in one file that `pgvigil run` tails,
+ * folding the log report per minute into its store, then `pgvigil report --from --to`.
  * The contract: over the whole span its sections are `pgvigil analyze --json`'s `report` of the
  * same logs; over a sub-window, those of that window's minutes alone.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { buildApp } from '../../src/app.js';
 import { runReport } from '../../src/cli/report.js';
-import type { AnyLogEvent } from '../../src/domain/index.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import { freePort, waitUntil } from '../../src/demo/processes.js';
+import { systemClock, type AnyLogEvent } from '../../src/domain/index.js';
 import { silentLogger } from '../../src/lib/logger.js';
 import type { IncidentReport } from '../../src/report/incident-report.js';
 import { LOG_REPORT_SECTIONS } from '../../src/report/log-report/index.js';
-import { ReportMinutesWriter } from '../../src/report/log-report/report-minutes-writer.js';
-import { openStore } from '../../src/store/open-store.js';
-import { StoreWriter } from '../../src/store/store-writer.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
-import { ManualClock } from '../helpers/manual-clock.js';
 import { parseLogFile } from '../helpers/scenarios/parse-log.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 
@@ -25,27 +25,34 @@ const CASES = path.join('test', 'fixtures', 'log-report');
 const WORKLOAD = path.join(CASES, 'pg18-stderr-log-report-workload', 'log-report-workload.log');
 const SESSIONS = path.join(CASES, 'pg18-stderr-sessions-and-errors', 'sessions-and-errors.log');
 const TARGET = 'pg18';
-/** Events per commit, as the tailer hands them over in pieces. */
-const BATCH = 37;
+const PREFIX = '%m [%p] %q%u@%d ';
 
-/** The logs' events stored the way `pgvigil run` stores them, the report minutes folded from its commits. */
-async function storeLogs(file: string, logs: readonly string[]): Promise<AnyLogEvent[]> {
-  const events: AnyLogEvent[] = [];
-  for (const log of logs) events.push(...(await parseLogFile(log, { format: 'stderr', prefix: '%m [%p] %q%u@%d ', timezone: 'UTC', target: TARGET })).events);
-  const db = openStore(file);
-  const clock = new ManualClock(events[0]!.tsMs);
-  const writer = new StoreWriter(db, clock, silentLogger());
-  const minutes = new ReportMinutesWriter(db, writer, clock, silentLogger());
-  await minutes.start();
-  await writer.start();
-  for (let at = 0; at < events.length; at += BATCH) {
-    writer.enqueue({ events: events.slice(at, at + BATCH) });
-    writer.flush();
+/**
+ * `pgvigil run` (buildApp, as main.ts starts it) tailing a file that holds the logs one after the
+ * other, from its beginning, with no PostgreSQL to poll: the log alone. Stopped once the whole
+ * file is read, so its minutes are merged at shutdown.
+ */
+async function daemonStores(dir: string, logs: readonly string[]): Promise<{ store: string; log: string; events: AnyLogEvent[] }> {
+  const log = path.join(dir, 'postgresql.log');
+  writeFileSync(log, Buffer.concat(logs.map((file) => readFileSync(file))));
+  const { events } = await parseLogFile(log, { format: 'stderr', prefix: PREFIX, timezone: 'UTC', target: TARGET });
+  const store = path.join(dir, 'store.db');
+  const config = path.join(dir, 'pgvigil.yaml');
+  writeFileSync(config, stringify({
+    // As analyze reads them: the daemon's default redacts literals in what it stores, the report's examples too.
+    db: store, listen: `127.0.0.1:${await freePort()}`, redact: 'off',
+    targets: [{ name: TARGET, dsn: 'postgres://pgvigil@127.0.0.1:1/postgres', log: { path: log, format: 'stderr', prefix: PREFIX, timezone: 'UTC', start_at: 'beginning' } }],
+  }));
+  const app = buildApp(loadConfig({ file: config, env: {} }), { clock: systemClock, log: silentLogger() });
+  await app.start();
+  try {
+    // Statement lines are not kept as events: the position says when the whole file is read.
+    const readTo = () => app.db.prepare('SELECT offset FROM tailer_offsets').pluck().get() as number | undefined;
+    await waitUntil(() => readTo() === statSync(log).size, 60_000, 'the whole log to be read');
+  } finally {
+    await app.stop();
   }
-  await writer.stop();
-  await minutes.stop();
-  db.close();
-  return events;
+  return { store, log, events };
 }
 
 async function report(file: string, fromMs: number, toMs: number, format: 'json' | 'text' | 'md' | 'html'): Promise<string> {
@@ -56,7 +63,7 @@ async function report(file: string, fromMs: number, toMs: number, format: 'json'
 }
 
 async function analyzeReport(files: string[]): Promise<Record<string, unknown>> {
-  const { code, stdout } = await analyzeCaptured(files, { json: true, target: TARGET });
+  const { code, stdout } = await analyzeCaptured(files, { json: true, target: TARGET, format: 'stderr', prefix: PREFIX, tz: 'UTC' });
   expect(code).toBe(0);
   return (JSON.parse(stdout) as { report: Record<string, unknown> }).report;
 }
@@ -64,16 +71,15 @@ async function analyzeReport(files: string[]): Promise<Record<string, unknown>> 
 describe('pgvigil report: the log report of a window from the stored minutes', () => {
   it('over the whole span gives analyze --json\'s sections, over a later window only its minutes', async () => {
     expect(LOG_REPORT_SECTIONS.length).toBeGreaterThan(0);
-    const file = path.join(testTempDir('report-log-sections'), 'store.db');
-    const events = await storeLogs(file, [WORKLOAD, SESSIONS]);
+    const { store: file, log, events } = await daemonStores(testTempDir('report-log-sections'), [WORKLOAD, SESSIONS]);
     const firstMs = events[0]!.tsMs;
     const lastMs = events.at(-1)!.tsMs;
 
     const whole = JSON.parse(await report(file, firstMs, lastMs, 'json')) as IncidentReport;
-    expect(whole.log_report?.sections).toEqual(await analyzeReport([WORKLOAD, SESSIONS]));
+    expect(whole.log_report?.sections).toEqual(await analyzeReport([log]));
     expect(whole.log_report?.unreadable_rows).toBe(0);
 
-    const sessionsStartMs = events.find((e) => e.source.file === SESSIONS)!.tsMs;
+    const sessionsStartMs = (await parseLogFile(SESSIONS, { format: 'stderr', prefix: PREFIX, timezone: 'UTC' })).events[0]!.tsMs;
     const later = JSON.parse(await report(file, sessionsStartMs, lastMs, 'json')) as IncidentReport;
     expect(later.log_report?.sections).toEqual(await analyzeReport([SESSIONS]));
     expect(later.log_report?.sections).not.toEqual(whole.log_report?.sections);

@@ -1,0 +1,148 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../test/helpers/manual-clock.js';
+import type { AnyLogEvent } from '../../domain/index.js';
+import { silentLogger } from '../../lib/logger.js';
+import { openStore, type Db } from '../../store/open-store.js';
+import { ReportMinutesTable } from '../../store/report-minutes.js';
+import { applyRetention } from '../../store/retention.js';
+import { StoreWriter } from '../../store/store-writer.js';
+import { foldByMinute } from './minute-folds.js';
+import { ReportMinutesCompactor } from './report-minutes-compactor.js';
+import { DEFAULT_REPORT_LIMITS, type ReportSection } from './section.js';
+import { mergeStoredMinutes } from './stored-log-report.js';
+
+/**
+ * A section for these tests only (the registry's sections are tested on real logs): events per
+ * kind, and the messages in the order they were folded, so a merge out of order shows.
+ */
+interface SeenState { perKind: Record<string, number>; messages: string[] }
+const SEEN: ReportSection<SeenState, SeenState> = {
+  key: 'seen',
+  empty: () => ({ perKind: {}, messages: [] }),
+  add: (state, event) => {
+    state.perKind[event.kind] = (state.perKind[event.kind] ?? 0) + 1;
+    state.messages.push(event.message);
+  },
+  merge: (earlier, later) => {
+    for (const [kind, n] of Object.entries(later.perKind)) earlier.perKind[kind] = (earlier.perKind[kind] ?? 0) + n;
+    earlier.messages.push(...later.messages);
+    return earlier;
+  },
+  result: (state) => state,
+};
+
+const T0 = Date.UTC(2026, 10, 30, 2, 0);
+
+function event(tsMs: number, message: string, target = 'db1'): AnyLogEvent {
+  return {
+    kind: message.startsWith('checkpoint') ? 'checkpoint' : 'generic', target, tsMs, pid: 7, database: 'app', user: 'u', level: 'LOG', sqlstate: null,
+    message, details: { classified: false }, source: { file: '/log', offset: 0, line: null },
+  } as AnyLogEvent;
+}
+
+/** The store as `pgvigil run` keeps it: each commit of a log carries the report rows of what it read. */
+function daemon(db: Db, clock = new ManualClock(T0)) {
+  const writer = new StoreWriter(db, clock, silentLogger());
+  const compactor = new ReportMinutesCompactor(db, clock, silentLogger(), { sections: [SEEN], intervalMs: 30_000 });
+  const commit = (...events: AnyLogEvent[]) => {
+    writer.enqueue({ events: [], reportMinutes: foldByMinute(events, [SEEN], DEFAULT_REPORT_LIMITS) });
+    return writer.flush();
+  };
+  return { writer, compactor, clock, commit };
+}
+
+function stored(db: Db, window = { fromMs: 0, toMs: Number.MAX_SAFE_INTEGER }) {
+  const report = mergeStoredMinutes(new ReportMinutesTable(db).inWindow(window), [SEEN], DEFAULT_REPORT_LIMITS);
+  return { ...report, sections: report.sections as { seen: SeenState } };
+}
+
+const rowsPerMinute = (db: Db) => db.prepare('SELECT (minute_ms - ?) / 60000 AS minute, count(*) AS n FROM report_minutes GROUP BY minute_ms ORDER BY minute_ms').all(T0);
+
+describe('the log report per minute in the store', () => {
+  it('each commit adds a row per target and minute it read; a minute 2 minutes behind its target\'s newest rows is merged into one', async () => {
+    const db = openStore(':memory:');
+    const { compactor, commit } = daemon(db);
+    await compactor.start();
+    commit(event(T0 + 1_000, 'a'), event(T0 + 59_000, 'b'), event(T0 + 60_000, 'c'), event(T0 + 5_000, 'c', 'db2'));
+    commit(event(T0 + 61_000, 'd'));
+    commit(event(T0 + 62_000, 'e'), event(T0 + 179_000, 'f'));
+    commit(event(T0 + 180_000, 'g'));
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 2 }, { minute: 1, n: 3 }, { minute: 2, n: 1 }, { minute: 3, n: 1 }]);
+    compactor.runOnce();
+    // db1's minute 0 closes (its rows reach minute 3); minute 1 stays open; db2 had one row already.
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 2 }, { minute: 1, n: 3 }, { minute: 2, n: 1 }, { minute: 3, n: 1 }]);
+    commit(event(T0 + 240_000, 'h'));
+    compactor.runOnce();
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 2 }, { minute: 1, n: 1 }, { minute: 2, n: 1 }, { minute: 3, n: 1 }, { minute: 4, n: 1 }]);
+    expect(stored(db).sections.seen.messages).toEqual(['a', 'b', 'c', 'c', 'd', 'e', 'f', 'g', 'h']);
+    expect(stored(db, { fromMs: T0 + 60_000, toMs: T0 + 60_000 }).sections.seen).toEqual({ perKind: { generic: 3 }, messages: ['c', 'd', 'e'] });
+    await compactor.stop();
+  });
+
+  it('merges a quiet minute once the wall clock is 2 minutes past it, a late row of it again, and every minute at stop', async () => {
+    const db = openStore(':memory:');
+    const { compactor, clock, commit } = daemon(db);
+    await compactor.start();
+    commit(event(T0 + 1_000, 'a'));
+    commit(event(T0 + 2_000, 'b'));
+    await clock.advance(150_000);
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 2 }]);
+    await clock.advance(30_000);
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 1 }]);
+    commit(event(T0 + 3_000, 'late'));
+    commit(event(T0 + 200_000, 'x'));
+    commit(event(T0 + 201_000, 'y'));
+    await clock.advance(30_000);
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 1 }, { minute: 3, n: 2 }]);
+    await compactor.stop();
+    expect(rowsPerMinute(db)).toEqual([{ minute: 0, n: 1 }, { minute: 3, n: 1 }]);
+    expect(stored(db).sections.seen.messages).toEqual(['a', 'b', 'late', 'x', 'y']);
+  });
+
+  it('a commit that fails keeps its report rows with its events and offset, and they are stored once when it succeeds', async () => {
+    const db = openStore(':memory:');
+    const { writer, commit } = daemon(db);
+    db.exec('CREATE TRIGGER full BEFORE INSERT ON report_minutes BEGIN SELECT RAISE(FAIL, \'database or disk is full\'); END');
+    expect(commit(event(T0 + 1_000, 'a'))).toBe(false);
+    db.exec('DROP TRIGGER full');
+    expect(writer.flush()).toBe(true);
+    expect(stored(db).sections.seen.messages).toEqual(['a']);
+  });
+
+  it('whatever the commits, the late events, the targets and when merges run, the stored minutes give the fold of every event in time order', async () => {
+    const eventArb = fc.record({ offsetMs: fc.integer({ min: 0, max: 15 * 60_000 }), target: fc.constantFrom('a', 'b'), checkpoint: fc.boolean() });
+    await fc.assert(fc.asyncProperty(
+      fc.array(eventArb, { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1 }), fc.array(fc.boolean(), { minLength: 1 }),
+      async (specs, cuts, mergeAfter) => {
+        const events = specs.map((s, i) => event(T0 + s.offsetMs, `${s.checkpoint ? 'checkpoint' : 'statement'} ${i}`, s.target));
+        const db = openStore(':memory:');
+        const { compactor, commit } = daemon(db);
+        for (let at = 0, cut = 0; at < events.length; cut++) {
+          const size = cuts[cut % cuts.length]!;
+          commit(...events.slice(at, at + size));
+          if (mergeAfter[cut % mergeAfter.length]) compactor.runOnce();
+          at += size;
+        }
+        const expected = SEEN.empty();
+        const minuteOf = (e: AnyLogEvent) => Math.floor(e.tsMs / 60_000);
+        // By minute, then target, then the order read: the order the reader merges rows in.
+        const ordered = events.map((e, i) => ({ e, i })).sort((x, y) => minuteOf(x.e) - minuteOf(y.e) || x.e.target.localeCompare(y.e.target) || x.i - y.i);
+        for (const { e } of ordered) SEEN.add(expected, e, DEFAULT_REPORT_LIMITS);
+        expect(stored(db).sections.seen).toEqual(expected);
+        await compactor.stop();
+        expect(stored(db).sections.seen).toEqual(expected);
+        db.close();
+      },
+    ), { numRuns: 60 });
+  });
+
+  it('retention deletes the minutes older than the events it keeps', () => {
+    const db = openStore(':memory:');
+    const { commit } = daemon(db);
+    commit(event(T0 + 1_000, 'old'), event(T0 + 3 * 86_400_000, 'new'));
+    const result = applyRetention(db, { maxAgeMs: 86_400_000, maxSizeBytes: 1e12 }, T0 + 3 * 86_400_000 + 60_000);
+    expect(result.reportMinutesDeleted).toBe(1);
+    expect(stored(db).sections.seen.messages).toEqual(['new']);
+  });
+});
