@@ -7,7 +7,7 @@
  */
 import type { AnyLogEvent } from '../domain/index.js';
 
-export type ChartUnit = 'rows' | 'xids' | 'seconds' | 'bytes';
+export type ChartUnit = 'rows' | 'xids' | 'seconds' | 'bytes' | 'count';
 
 export interface ChartLine {
   label: string;

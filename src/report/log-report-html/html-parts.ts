@@ -29,13 +29,19 @@ export function sectionHtml(section: PageSection): string {
   return `<section class="log-section" id="${esc(section.id)}"><h2>${esc(section.title)}</h2>\n${section.body}\n</section>`;
 }
 
+/** A text report column; `sql` cells (statement text) are set in a monospace font. */
+export type HtmlColumn<Row> = Column<Row> & { sql?: boolean };
+
 /**
  * A table of `rows` with the text report's column declarations; cells are text, escaped. A
  * table without rows is `whenEmpty` instead, so a reader learns why there is nothing.
  */
-export function htmlTable<Row>(columns: ReadonlyArray<Column<Row>>, rows: readonly Row[], whenEmpty: string): string {
+export function htmlTable<Row>(columns: ReadonlyArray<HtmlColumn<Row>>, rows: readonly Row[], whenEmpty: string): string {
   if (rows.length === 0) return absent(whenEmpty);
-  const cell = (tag: 'th' | 'td', column: Column<Row>, text: string): string => `<${tag}${column.align === 'right' ? ' class="num"' : ''}>${esc(text)}</${tag}>`;
+  const cell = (tag: 'th' | 'td', column: HtmlColumn<Row>, text: string): string => {
+    const classes = [column.align === 'right' ? 'num' : '', tag === 'td' && column.sql ? 'sql' : ''].filter(Boolean).join(' ');
+    return `<${tag}${classes ? ` class="${classes}"` : ''}>${esc(text)}</${tag}>`;
+  };
   const head = columns.map((c) => cell('th', c, c.header)).join('');
   const body = rows.map((row) => `<tr>${columns.map((c) => cell('td', c, c.cell(row))).join('')}</tr>`).join('\n');
   return `<table class="data"><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
