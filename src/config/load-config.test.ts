@@ -146,9 +146,9 @@ describe('loadConfig', () => {
 
   it('takes one Alertmanager URL or a list of them, and refuses one listed twice', () => {
     expect(loadConfig({ file: file('am-one.yaml', 'notify:\n  alertmanager: { url: "http://am1:9093" }\n'), env: {} }).notify.alertmanager)
-      .toEqual({ urls: ['http://am1:9093'], minSeverity: 'warning' });
+      .toEqual({ urls: ['http://am1:9093'], minSeverity: 'warning', minSeverityOverrides: [] });
     expect(loadConfig({ file: file('am-two.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am2:9093"] }\n'), env: {} }).notify.alertmanager)
-      .toEqual({ urls: ['http://am1:9093', 'http://am2:9093'], minSeverity: 'warning' });
+      .toEqual({ urls: ['http://am1:9093', 'http://am2:9093'], minSeverity: 'warning', minSeverityOverrides: [] });
     const twice = file('am-twice.yaml', 'notify:\n  alertmanager: { url: ["http://am1:9093", "http://am1:9093"] }\n');
     expect(problemsOf(() => loadConfig({ file: twice, env: {} }))).toEqual([expect.stringMatching(/^notify\.alertmanager\.url\.1: http:\/\/am1:9093 is listed twice/)]);
   });
@@ -167,6 +167,28 @@ describe('loadConfig', () => {
       .toEqual(['error', 'info', 'critical', 'warning']);
     const bad = file('min-severity-bad.yaml', 'notify:\n  pagerduty: { routing_key: R0UT1NGKEY, min_severity: page }\n');
     expect(problemsOf(() => loadConfig({ file: bad, env: {} }))).toEqual(['notify.pagerduty.min_severity: must be one of "info", "warning", "error", "critical" = "page"']);
+  });
+
+  it('takes min_severity_overrides by rule, target or both, and refuses an unknown rule or target, naming the known ones', () => {
+    const targets = 'targets:\n  - { name: db-main }\n  - { name: db-reporting }\n';
+    const yaml = `${targets}notify:\n  alertmanager:\n    url: "http://am1:9093"\n    min_severity_overrides:\n` +
+      '      - { rule: replica-lag-over-lb-limit, min_severity: info }\n      - { target: db-reporting, rule: error-storm, min_severity: critical }\n';
+    expect(loadConfig({ file: file('overrides.yaml', yaml), env: {} }).notify.alertmanager?.minSeverityOverrides).toEqual([
+      { rule: 'replica-lag-over-lb-limit', target: null, minSeverity: 'info' },
+      { rule: 'error-storm', target: 'db-reporting', minSeverity: 'critical' },
+    ]);
+    const bad = `${targets}notify:\n  webhooks:\n    - url: "http://127.0.0.1:1/a"\n      min_severity_overrides:\n` +
+      '        - { rule: replica-lag, target: db-reprting, min_severity: warning }\n        - { min_severity: warning }\n' +
+      '        - { target: db-main, min_severity: error }\n        - { target: db-main, min_severity: critical }\n';
+    const problems = problemsOf(() => loadConfig({ file: file('overrides-bad.yaml', bad), env: {} }));
+    expect(problems).toEqual([
+      'notify.webhooks.0.min_severity_overrides.1: names a rule, a target or both = {"min_severity":"warning"}',
+      'notify.webhooks.0.min_severity_overrides.3: rule (any) on target db-main is listed twice = {"target":"db-main","min_severity":"critical"}',
+    ]);
+    const unknown = `${targets}notify:\n  pagerduty:\n    routing_key: R0UT1NGKEY\n    min_severity_overrides: [{ rule: replica-lag, target: db-reprting, min_severity: warning }]\n`;
+    const [rule, target] = problemsOf(() => loadConfig({ file: file('overrides-unknown.yaml', unknown), env: {} }));
+    expect(rule).toMatch(/^notify\.pagerduty\.min_severity_overrides\.0\.rule: unknown rule: one of .*replica-lag-over-lb-limit.* = "replica-lag"$/);
+    expect(target).toBe('notify.pagerduty.min_severity_overrides.0.target: unknown target: one of db-main, db-reporting = "db-reprting"');
   });
 
   it('reads secrets from files and refuses an unreadable one', () => {

@@ -12,7 +12,8 @@ import { conninfoToUrl } from '../lib/conninfo.js';
 import { resolveHttpTls, type HttpTls } from './http-tls.js';
 import { defaultTargetName, serverAddress } from './target-name.js';
 import type { RedactLevel } from '../lib/redact.js';
-import type { Severity } from '../domain/alert.js';
+import type { SeverityRouting } from '../notify/severity-routing.js';
+import { resolveSeverityRouting } from './severity-overrides.js';
 import { resolveForwardPostgres, type ForwardPostgres } from './forward-config.js';
 import { COLLECTOR_NAMES } from '../collectors/index.js';
 import { buildRules, RulesConfigError, thresholdsFromConfig, type RulesOptions } from '../rules/catalog.js';
@@ -69,10 +70,10 @@ export interface Config {
   };
   retention: { maxAgeMs: number; maxSizeBytes: number; intervalMs: number; fullResolutionMs: number | null; thinnedStepMs: number };
   notify: {
-    pagerduty: { routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number; minSeverity: Severity } | null;
+    pagerduty: ({ routingKey: string; eventsUrl: string; changeUrl: string; groupWaitMs: number } & SeverityRouting) | null;
     /** Every Alertmanager to send each alert to (one, or the members of an HA cluster). */
-    alertmanager: { urls: string[]; minSeverity: Severity } | null;
-    webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null; minSeverity: Severity }>;
+    alertmanager: ({ urls: string[] } & SeverityRouting) | null;
+    webhooks: Array<{ url: string; name: string | null; hmacSecret: string | null } & SeverityRouting>;
   };
   rules: RulesOptions;
   /** Forwarding to a central PostgreSQL database (docs/fleet.md); null: off. */
@@ -248,6 +249,8 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
   }
 
   const forwardPostgres = resolveForwardPostgres(raw.forward.postgres, env, problems);
+  const targetNames = targets.map((t) => t.name);
+  const routing = (path: string, channel: Parameters<typeof resolveSeverityRouting>[1]) => resolveSeverityRouting(path, channel, targetNames, problems);
 
   return {
     source,
@@ -281,14 +284,14 @@ function resolve(raw: RawConfig, source: string, env: NodeJS.ProcessEnv, problem
     },
     notify: {
       pagerduty: pd && routingKey
-        ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms, minSeverity: pd.min_severity }
+        ? { routingKey, eventsUrl: pd.events_url, changeUrl: pd.change_url, groupWaitMs: pd.group_wait_ms, ...routing('notify.pagerduty', pd) }
         : null,
-      alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat(), minSeverity: raw.notify.alertmanager.min_severity },
+      alertmanager: raw.notify.alertmanager && { urls: [raw.notify.alertmanager.url].flat(), ...routing('notify.alertmanager', raw.notify.alertmanager) },
       webhooks: raw.notify.webhooks.map((w, i) => ({
         url: w.url,
         name: w.name,
         hmacSecret: secret(`notify.webhooks.${i}.hmac_secret`, w.hmac_secret, w.hmac_secret_file),
-        minSeverity: w.min_severity,
+        ...routing(`notify.webhooks.${i}`, w),
       })),
     },
   };

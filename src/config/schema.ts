@@ -125,6 +125,26 @@ const retention = z
  */
 const minSeverity = (fallback: Severity) => z.enum(SEVERITIES).default(fallback);
 
+/**
+ * A channel's min_severity for one rule, one target, or one rule on one target (rule and target
+ * checked against the catalog and the targets in load-config.ts). The most specific match wins:
+ * rule and target, then rule, then target, then the channel's min_severity.
+ */
+const minSeverityOverrides = z
+  .array(z.object({
+    rule: z.string().min(1).nullable().default(null),
+    target: z.string().min(1).nullable().default(null),
+    min_severity: z.enum(SEVERITIES),
+  }).strict().refine((o) => o.rule !== null || o.target !== null, 'names a rule, a target or both'))
+  .default([])
+  .superRefine((overrides, ctx) => {
+    overrides.forEach((o, i) => {
+      if (overrides.findIndex((other) => other.rule === o.rule && other.target === o.target) < i) {
+        ctx.addIssue({ code: 'custom', path: [i], message: `rule ${o.rule ?? '(any)'} on target ${o.target ?? '(any)'} is listed twice` });
+      }
+    });
+  });
+
 const pagerduty = z
   .object({
     routing_key: z.string().nullable().default(null),
@@ -137,6 +157,7 @@ const pagerduty = z
      */
     group_wait_ms: z.number().int().min(0).max(300_000).default(10_000),
     min_severity: minSeverity(DEFAULT_MIN_SEVERITY.pagerduty),
+    min_severity_overrides: minSeverityOverrides,
   })
   .strict();
 
@@ -153,6 +174,7 @@ const alertmanager = z
       });
     }),
     min_severity: minSeverity(DEFAULT_MIN_SEVERITY.alertmanager),
+    min_severity_overrides: minSeverityOverrides,
   })
   .strict();
 
@@ -168,6 +190,7 @@ const webhook = z
     hmac_secret: z.string().nullable().default(null),
     hmac_secret_file: z.string().nullable().default(null),
     min_severity: minSeverity(DEFAULT_MIN_SEVERITY.webhook),
+    min_severity_overrides: minSeverityOverrides,
   })
   .strict();
 

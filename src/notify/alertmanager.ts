@@ -7,10 +7,13 @@ import { DEFAULT_MIN_SEVERITY, type Alert, type AlertTransition, type Severity }
 import { postJson } from './http-post.js';
 import { serverLabels, type NotificationIdentity } from './identity.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
+import type { MinSeverityOverride } from './severity-routing.js';
 
 export interface AlertmanagerOptions {
   /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.alertmanager. */
   minSeverity?: Severity;
+  /** Per rule and/or target, a min_severity other than minSeverity; default none. */
+  minSeverityOverrides?: readonly MinSeverityOverride[];
   /** Outbox channel name; default 'alertmanager'. */
   channel?: string;
   /** Alertmanager's base URL, e.g. http://127.0.0.1:9093 (a URL ending in /api/v2/alerts is used as is). */
@@ -36,6 +39,7 @@ interface StoredAlert {
 export class AlertmanagerNotifier implements Notifier {
   readonly channel: string;
   readonly minSeverity: Severity;
+  readonly minSeverityOverrides: readonly MinSeverityOverride[];
   readonly groupBy = 'alert' as const;
   readonly groupWaitMs = 0;
   readonly refreshIntervalMs: number;
@@ -46,6 +50,7 @@ export class AlertmanagerNotifier implements Notifier {
   constructor(private readonly options: AlertmanagerOptions) {
     this.channel = options.channel ?? 'alertmanager';
     this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.alertmanager;
+    this.minSeverityOverrides = options.minSeverityOverrides ?? [];
     this.refreshIntervalMs = options.refreshIntervalMs ?? 60_000;
     this.timeoutMs = options.requestTimeoutMs ?? 10_000;
     const base = options.url.replace(/\/+$/, '');

@@ -87,6 +87,15 @@ describe('buildNotifiers', () => {
     ]);
   });
 
+  it('gives each channel its own min_severity_overrides', () => {
+    const override = (min: string) => `min_severity_overrides: [{ rule: error-storm, min_severity: ${min} }]`;
+    const yaml = `notify:\n  pagerduty: { routing_key: ${ROUTING_KEY}, ${override('critical')} }\n  alertmanager: { url: "http://am:9093", ${override('info')} }\n` +
+      `  webhooks: [{ url: "http://hook/a" }, { url: "http://hook/b", ${override('error')} }]\n`;
+    expect(notifiersFrom('sev-overrides.yaml', yaml).map((n) => [n.channel, n.minSeverityOverrides.map((o) => o.minSeverity)])).toEqual([
+      ['pagerduty', ['critical']], ['alertmanager', ['info']], ['webhook', []], ['webhook-2', ['error']],
+    ]);
+  });
+
   it('takes the PagerDuty routing key from the environment when the file gives none', () => {
     const file = join(dir, 'pd-env.yaml');
     writeFileSync(file, 'notify:\n  pagerduty: {}\n');

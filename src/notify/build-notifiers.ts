@@ -19,20 +19,22 @@ export function buildNotifiers(config: Pick<Config, 'notify' | 'targets' | 'labe
       changeUrl: pagerduty.changeUrl,
       groupWaitMs: pagerduty.groupWaitMs,
       minSeverity: pagerduty.minSeverity,
+      minSeverityOverrides: pagerduty.minSeverityOverrides,
       identity,
     }));
   }
   // Every Alertmanager of an HA cluster gets every alert, from its own channel: one that is down
   // never holds up the others. A channel is named by its URL, so reordering the list moves nothing.
-  const { urls, minSeverity } = alertmanager ?? { urls: [], minSeverity: undefined };
+  const { urls, minSeverity, minSeverityOverrides } = alertmanager ?? { urls: [], minSeverity: undefined, minSeverityOverrides: undefined };
   for (const url of urls) {
     const channel = urls.length === 1 ? 'alertmanager' : `alertmanager:${alertmanagerName(url)}`;
-    notifiers.push(new AlertmanagerNotifier({ url, channel, minSeverity, identity }));
+    notifiers.push(new AlertmanagerNotifier({ url, channel, minSeverity, minSeverityOverrides, identity }));
   }
   // Each webhook is its own outbox channel, so one slow receiver never holds up another.
   webhooks.forEach((webhook, i) => {
     const channel = webhook.name !== null ? `webhook:${webhook.name}` : i === 0 ? 'webhook' : `webhook-${i + 1}`;
-    notifiers.push(new WebhookNotifier({ url: webhook.url, hmacSecret: webhook.hmacSecret, channel, minSeverity: webhook.minSeverity, identity }));
+    const { url, hmacSecret, minSeverity, minSeverityOverrides } = webhook;
+    notifiers.push(new WebhookNotifier({ url, hmacSecret, channel, minSeverity, minSeverityOverrides, identity }));
   });
   return notifiers;
 }

@@ -14,6 +14,7 @@
  *   (routing keys, HMAC secrets) are added at send time, never stored.
  */
 import { severityAtLeast, type Alert, type AlertTransition, type Severity } from '../domain/index.js';
+import type { MinSeverityOverride } from './severity-routing.js';
 
 /** An incident as a channel that groups by incident sees it, after the transition was applied. */
 export interface IncidentView {
@@ -76,6 +77,8 @@ export interface Notifier {
    * trigger went out, the channel hears the alert out: its later changes and its resolve.
    */
   readonly minSeverity: Severity;
+  /** Per rule and/or target, a min_severity other than the channel's (severity-routing.ts picks one). */
+  readonly minSeverityOverrides: readonly MinSeverityOverride[];
   /** Sends to the same key share a rate limit (PagerDuty: per routing key); null for none. */
   readonly rateLimit: { key: string; perMinute: number } | null;
   /** Pure. Null when the channel does not take this kind of notification. */

@@ -8,10 +8,13 @@ import { DEFAULT_MIN_SEVERITY, type Alert, type Severity } from '../domain/index
 import { sourceOf, type NotificationIdentity } from './identity.js';
 import { postJson } from './http-post.js';
 import type { ChangeEvent, DeliveryResult, IncidentView, Notification, Notifier, Outbound } from './notifier.js';
+import type { MinSeverityOverride } from './severity-routing.js';
 
 export interface PagerDutyOptions {
   /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.pagerduty. */
   minSeverity?: Severity;
+  /** Per rule and/or target, a min_severity other than minSeverity; default none. */
+  minSeverityOverrides?: readonly MinSeverityOverride[];
   /** Outbox channel name; default 'pagerduty'. */
   channel?: string;
   /** Integration (routing) key; the lead reads it from a file or an environment variable. */
@@ -43,6 +46,7 @@ interface StoredRequest {
 export class PagerDutyNotifier implements Notifier {
   readonly channel: string;
   readonly minSeverity: Severity;
+  readonly minSeverityOverrides: readonly MinSeverityOverride[];
   readonly groupBy = 'incident' as const;
   readonly groupWaitMs: number;
   readonly refreshIntervalMs: number | null = null;
@@ -54,6 +58,7 @@ export class PagerDutyNotifier implements Notifier {
   constructor(private readonly options: PagerDutyOptions) {
     this.channel = options.channel ?? 'pagerduty';
     this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.pagerduty;
+    this.minSeverityOverrides = options.minSeverityOverrides ?? [];
     this.groupWaitMs = options.groupWaitMs ?? 10_000;
     this.eventsUrl = options.eventsUrl ?? PAGERDUTY_EVENTS_URL;
     this.changeUrl = options.changeUrl ?? PAGERDUTY_CHANGE_URL;

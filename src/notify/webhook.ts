@@ -13,10 +13,13 @@ import { changeDeliveryId, transitionDeliveryId } from './delivery-id.js';
 import { serverLabels, type NotificationIdentity } from './identity.js';
 import { postJson } from './http-post.js';
 import type { DeliveryResult, Notification, Notifier, Outbound } from './notifier.js';
+import type { MinSeverityOverride } from './severity-routing.js';
 
 export interface WebhookOptions {
   /** The lowest severity sent; default DEFAULT_MIN_SEVERITY.webhook. */
   minSeverity?: Severity;
+  /** Per rule and/or target, a min_severity other than minSeverity; default none. */
+  minSeverityOverrides?: readonly MinSeverityOverride[];
   /** Outbox channel name; default 'webhook' (several webhooks need distinct names). */
   channel?: string;
   url: string;
@@ -34,6 +37,7 @@ const ACCEPTED = Array.from({ length: 100 }, (_, i) => 200 + i);
 export class WebhookNotifier implements Notifier {
   readonly channel: string;
   readonly minSeverity: Severity;
+  readonly minSeverityOverrides: readonly MinSeverityOverride[];
   readonly groupBy = 'alert' as const;
   readonly groupWaitMs = 0;
   readonly refreshIntervalMs: number | null = null;
@@ -42,6 +46,7 @@ export class WebhookNotifier implements Notifier {
   constructor(private readonly options: WebhookOptions) {
     this.channel = options.channel ?? 'webhook';
     this.minSeverity = options.minSeverity ?? DEFAULT_MIN_SEVERITY.webhook;
+    this.minSeverityOverrides = options.minSeverityOverrides ?? [];
   }
 
   format(notification: Notification): Outbound | null {

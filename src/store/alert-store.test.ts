@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Evidence } from '../domain/index.js';
+import type { Evidence, Severity } from '../domain/index.js';
 import { AlertmanagerNotifier } from '../notify/alertmanager.js';
 import { PagerDutyNotifier } from '../notify/pagerduty.js';
 import { WebhookNotifier } from '../notify/webhook.js';
@@ -203,6 +203,28 @@ describe('AlertStore routing by min_severity (PagerDuty from error, Alertmanager
     store.fire(input('orders'), T0 + 6_000);
     expect(actions(db)).toEqual(['alertmanager trigger', 'webhook trigger']);
     expect(db.prepare('SELECT count(*) FROM notify_withheld').pluck().get()).toBe(1);
+  });
+
+  it('takes an override for the alert\'s rule or target: escalation past it sends the trigger, then the channel hears it out', () => {
+    const db = openStore(':memory:');
+    const pagerduty = new PagerDutyNotifier({
+      routingKey: 'k'.repeat(32), groupWaitMs: 0,
+      minSeverityOverrides: [{ rule: 'vacuum-held-back', target: null, minSeverity: 'warning' }, { rule: null, target: 'db-reporting', minSeverity: 'critical' }],
+    });
+    const store = new AlertStore(db, [pagerduty]);
+    const onReporting = (severity: Severity): FireInput => input('orders', { severity, target: 'db-reporting', ruleId: 'error-storm', dedupKey: 'error-storm/db-reporting' });
+    store.fire(input('orders'), T0);
+    store.fire(onReporting('error'), T0);
+    expect(actions(db)).toEqual(['pagerduty trigger']);
+    expect(outbox(db)[0]!.dedup_key).toMatch(/^pgvigil\/db1\/vacuum-held-back\//);
+    const sent = () => outbox(db).map((r) => `${r.action} ${r.dedup_key.split('/').slice(1, 3).join('/')}`);
+    store.fire(onReporting('critical'), T0 + 5_000);
+    expect(sent()).toEqual(['trigger db1/vacuum-held-back', 'trigger db-reporting/error-storm']);
+    db.prepare('DELETE FROM outbox').run();
+    store.fire(onReporting('error'), T0 + 10_000);
+    store.resolve(onReporting('error').dedupKey, T0 + 60_000);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(sent()).toEqual(['trigger db-reporting/error-storm', 'resolve db-reporting/error-storm', 'resolve db1/vacuum-held-back']);
   });
 
   it('does not refresh a withheld alert to Alertmanager', () => {

@@ -13,6 +13,7 @@ import type { IncidentView, Notification, Notifier, Outbound } from '../notify/n
 import { highestSeverity } from '../notify/notifier.js';
 import { OutboxTable } from '../notify/outbox-table.js';
 import { channelMayHear } from '../notify/rejected-deliveries.js';
+import { minSeverityFor } from '../notify/severity-routing.js';
 import type { Db } from './open-store.js';
 import { Silences } from './silences.js';
 
@@ -33,7 +34,7 @@ export interface TransitionResult {
 }
 
 /** The notifier parts the store needs to file notifications (formatting is pure). */
-export type NotificationFormatter = Pick<Notifier, 'channel' | 'groupBy' | 'groupWaitMs' | 'refreshIntervalMs' | 'minSeverity' | 'format'>;
+export type NotificationFormatter = Pick<Notifier, 'channel' | 'groupBy' | 'groupWaitMs' | 'refreshIntervalMs' | 'minSeverity' | 'minSeverityOverrides' | 'format'>;
 
 /** What a fire opened: a new alert, and with it perhaps a new incident. */
 interface Opened {
@@ -231,7 +232,9 @@ export class AlertStore {
     let view: IncidentView | null | undefined;
     for (const notifier of this.notifiers) {
       if (!channelMayHear(notifier.channel, alert)) continue;
-      if (only === 'withheld only' && (silenced || !severityAtLeast(alert.severity, notifier.minSeverity))) continue;
+      // An incident's rule and target are its members', so one lookup serves both kinds.
+      const minSeverity = minSeverityFor(notifier, alert.ruleId, alert.target);
+      if (only === 'withheld only' && (silenced || !severityAtLeast(alert.severity, minSeverity))) continue;
       view ??= incident ? this.incidentView(incident, transition, nowMs) : null;
       const notification: Notification = notifier.groupBy === 'incident' && view
         ? { kind: 'incident', incident: view }
@@ -242,7 +245,7 @@ export class AlertStore {
       if (only === 'withheld only' && !this.outbox.isWithheld(notifier.channel, outbound.dedupKey)) continue;
       const created = notification.kind === 'incident' ? opened.incident : opened.alert;
       const severity = notification.kind === 'incident' ? notification.incident.severity : alert.severity;
-      if (!this.routed(notifier, outbound, silenced ? null : severity, created)) continue;
+      if (!this.routed(notifier.channel, minSeverity, outbound, silenced ? null : severity, created)) continue;
       const dueMs = opened.incident && notification.kind === 'incident' ? nowMs + notifier.groupWaitMs : nowMs;
       this.outbox.enqueue(notifier.channel, outbound, nowMs, dueMs, alert.id);
     }
@@ -266,17 +269,17 @@ export class AlertStore {
   }
 
   /**
-   * Whether the channel is sent `outbound`, by its min_severity. A new alert (or incident) below it
-   * is withheld, and so are its changes until one reaches it; then the trigger goes out and the
-   * channel hears the rest, a de-escalation and the resolve included. A withheld one's resolve is
+   * Whether the channel is sent `outbound`, by its min_severity for the alert (`minSeverity`: the
+   * channel's own, or an override's for the alert's rule or target). A new alert (or incident)
+   * below it is withheld, and so are its changes until one reaches it; then the trigger goes out
+   * and the channel hears the rest, a de-escalation and the resolve included. A withheld one's resolve is
    * not sent: the channel never heard of it. A silenced alert (severity null) is withheld the same
    * way: one that started in a silence is sent once it changes after the silence ends.
    */
-  private routed(notifier: NotificationFormatter, outbound: Outbound, severity: Severity | null, created: boolean): boolean {
-    const { channel } = notifier;
+  private routed(channel: string, minSeverity: Severity, outbound: Outbound, severity: Severity | null, created: boolean): boolean {
     if (outbound.action === 'resolve') return !this.outbox.release(channel, outbound.dedupKey);
     if (outbound.action !== 'trigger') return true;
-    if (severity !== null && severityAtLeast(severity, notifier.minSeverity)) {
+    if (severity !== null && severityAtLeast(severity, minSeverity)) {
       this.outbox.release(channel, outbound.dedupKey);
       return true;
     }
