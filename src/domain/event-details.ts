@@ -385,6 +385,29 @@ export interface GenericDetails {
   hint?: string;
 }
 
+/**
+ * A data page that failed verification when read (bufmgr.c, bufpage.c; SQLSTATE XX001):
+ * `invalid page in block N of relation base/5/16384` (ERROR in the reading backend; PG 18+
+ * quotes the path and its I/O worker also logs it at LOG) and, with data checksums, the line
+ * before it from the same process: `page verification failed, calculated checksum X but expected
+ * Y` (WARNING; LOG from 18's I/O workers). With zero_damaged_pages the first ends in `; zeroing
+ * out page` at WARNING: the page's rows are gone.
+ */
+export interface DataCorruptionDetails {
+  problem: 'invalid_page' | 'checksum_mismatch';
+  /** The relation's file as printed (`base/5/16384`, `global/1262`, `pg_tblspc/...`), unquoted; null on a checksum line, which names none. */
+  relation_path: string | null;
+  /** From a `base/<database oid>/<filenode>` path; null otherwise. */
+  database_oid: number | null;
+  /** The file's relfilenode (`pg_filenode_relation(0, N)` names its relation), the path's last number; null without a path. */
+  relfilenode: number | null;
+  block: number | null;
+  /** `; zeroing out page`: zero_damaged_pages replaced the page with zeros. */
+  zeroed: boolean;
+  calculated_checksum: number | null;
+  expected_checksum: number | null;
+}
+
 export interface EventDetailsByKind {
   autovacuum: AutovacuumDetails;
   autoanalyze: AutoanalyzeDetails;
@@ -402,6 +425,7 @@ export interface EventDetailsByKind {
   temp_file: TempFileDetails;
   slot_invalidated: SlotInvalidatedDetails;
   wraparound_warning: WraparoundWarningDetails;
+  data_corruption: DataCorruptionDetails;
   ddl: DdlDetails;
   generic: GenericDetails;
 }

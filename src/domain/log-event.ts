@@ -25,6 +25,7 @@ export const EVENT_KINDS = [
   'temp_file',
   'slot_invalidated',
   'wraparound_warning',
+  'data_corruption',
   'ddl',
   'generic',
 ] as const;

@@ -41,6 +41,10 @@ function kindFacts(event: AnyLogEvent): string | null {
       return `checkpoint ${event.details.phase}${event.details.total_s === null ? '' : `, ${event.details.total_s} s`}${event.details.reasons?.length ? ` (${event.details.reasons.join(', ')})` : ''}`;
     case 'ddl':
       return `${event.details.command}${event.details.concurrently ? ' CONCURRENTLY' : ''}${event.details.relations.length ? ` ${event.details.relations.join(', ')}` : ''}`;
+    case 'data_corruption':
+      return event.details.problem === 'checksum_mismatch'
+        ? `checksum mismatch: calculated ${event.details.calculated_checksum ?? '?'}, expected ${event.details.expected_checksum ?? '?'}`
+        : `invalid page: block ${event.details.block ?? '?'} of ${event.details.relation_path ?? '?'}${event.details.zeroed ? ' (zeroed)' : ''}`;
     case 'slot_invalidated':
       return `slot ${event.details.slot} ${event.details.phase}${event.details.reason ? `, reason ${event.details.reason}` : ''}`;
     default:

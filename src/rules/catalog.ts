@@ -9,6 +9,7 @@
 import { autovacuumAbnormal, DEFAULTS as AUTOVACUUM_ABNORMAL } from './autovacuum-abnormal.js';
 import { checkpointsTooFrequent, DEFAULTS as CHECKPOINTS_TOO_FREQUENT } from './checkpoints-too-frequent.js';
 import { connectionsNearMax, DEFAULTS as CONNECTIONS_NEAR_MAX } from './connections-near-max.js';
+import { dataPageCorrupted, DEFAULTS as DATA_PAGE_CORRUPTED } from './data-page-corrupted.js';
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
 import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
 import { idleInTransactionTooLong, DEFAULTS as IDLE_IN_TRANSACTION } from './idle-in-transaction-too-long.js';
@@ -131,6 +132,10 @@ export const RULES = {
   'checkpoints-too-frequent': {
     create: checkpointsTooFrequent, defaults: CHECKPOINTS_TOO_FREQUENT,
     needs: needs({ settings: [{ name: 'checkpoint_warning', value: '> 0 (30s, the default)' }], events: ['checkpoint'] }),
+  },
+  // The log's lines name the pages; pg_stat_database's counter speaks when the log is not read.
+  'data-page-corrupted': {
+    create: dataPageCorrupted, defaults: DATA_PAGE_CORRUPTED, needs: needs({ collectors: ['pg_stat_database'], events: ['data_corruption'] }),
   },
   'replication-slot-danger': {
     create: replicationSlotDanger, defaults: SLOT_DANGER, needs: needs({ collectors: ['pg_replication_slots'], events: ['slot_invalidated'] }),

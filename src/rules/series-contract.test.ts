@@ -53,7 +53,10 @@ function declaredSeriesNames(): Set<string> {
   return new Set([...createCollectors().flatMap((c) => c.metrics.map((m) => m.name)), ...settings, ...SCHEDULER_METRICS.map((m) => m.name)]);
 }
 
-/** Kinds the classifiers produce from the recorded real logs (every scenario, PG 15 and 18, stderr). */
+/**
+ * Kinds the classifiers produce from the recorded real logs: every scenario (PG 15 and 18,
+ * stderr), and the rule tests' real logs (test/fixtures/rule-logs: a damaged page, REPACK runs).
+ */
 async function classifiedKinds(): Promise<Set<EventKind>> {
   const kinds = new Set<EventKind>();
   const cases = listCases().filter((name) => name.startsWith(caseName(18, 'stderr', '')) || name.startsWith(caseName(15, 'stderr', '')));
@@ -61,6 +64,11 @@ async function classifiedKinds(): Promise<Set<EventKind>> {
     const dir = path.join(FIXTURES_DIR, name);
     const fixture = readCase(dir);
     const parsed = await parseLogFile(path.join(dir, fixture.log_file), { format: fixture.format, prefix: fixture.log_line_prefix, timezone: fixture.log_timezone });
+    for (const e of parsed.events) kinds.add(e.kind);
+  }
+  const ruleLogs = fileURLToPath(new URL('../../test/fixtures/rule-logs/', import.meta.url));
+  for (const file of fs.readdirSync(ruleLogs).filter((f) => f.endsWith('.log'))) {
+    const parsed = await parseLogFile(path.join(ruleLogs, file), { format: 'stderr', prefix: '%m [%p] %q%u@%d ', timezone: 'UTC' });
     for (const e of parsed.events) kinds.add(e.kind);
   }
   return kinds;

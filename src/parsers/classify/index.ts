@@ -16,6 +16,7 @@ import type { Classification } from './classification.js';
 import { classifyAutoanalyze } from './autoanalyze.js';
 import { classifyAutovacuum } from './autovacuum.js';
 import { classifyCheckpoint } from './checkpoint.js';
+import { CHECKSUM_FAILED, classifyDataCorruption, INVALID_PAGE } from './data-corruption.js';
 import { classifyDdl } from './ddl.js';
 import { classifyDeadlock, DEADLOCK_DETECTED } from './deadlock.js';
 import { classifyLockWait } from './lock-wait.js';
@@ -153,6 +154,7 @@ function classifyMessage(entry: LogEntry, message: string): Classification | nul
       break;
     case 112: // p
       if (message.startsWith('process ')) return classifyLockWait(entry, message);
+      if (message.startsWith(CHECKSUM_FAILED)) return classifyDataCorruption(message);
       break;
     case 114: // r
       if (message.startsWith('recovery ')) return classifyRecoveryConflictWait(entry, message);
@@ -162,6 +164,7 @@ function classifyMessage(entry: LogEntry, message: string): Classification | nul
       break;
     case 105: // i
       if (message.startsWith('invalidating ')) return classifySlotInvalidated(entry, message);
+      if (message.startsWith(INVALID_PAGE)) return classifyDataCorruption(message);
       break;
     case 101: // e
       if (message.startsWith('execute ')) return classifyDdl(message, message.indexOf(': ') + 2);

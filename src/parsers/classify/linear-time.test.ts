@@ -40,6 +40,10 @@ const ATTACKS: Record<string, Record<string, Attack>> = {
     'flags forever': message('checkpoint starting:', ' immediate force wait'),
     'too frequent with a digit run': message('checkpoints are occurring too frequently (', '1', ' secondsx'),
   },
+  data_corruption: {
+    'a path that never ends': message('invalid page in block 1 of relation "base/5/', '1', '"x'),
+    'a digit run for a block': message('invalid page in block ', '1', ' of'),
+  },
   ddl: {
     'an unclosed quoted identifier': message('statement: ALTER TABLE ', '"a""b', ''),
     'nested comments': message('statement: ', '/* ', 'DROP TABLE t'),
