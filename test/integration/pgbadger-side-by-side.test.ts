@@ -13,6 +13,7 @@ import type { AnalyzeSummary } from '../../src/report/analyze-summary.js';
 import type { CheckpointsResult } from '../../src/report/log-report/checkpoints.js';
 import type { ErrorsResult } from '../../src/report/log-report/errors.js';
 import type { FingerprintRow, QueriesResult } from '../../src/report/log-report/queries.js';
+import type { SessionsResult } from '../../src/report/log-report/sessions.js';
 import type { TempFilesResult } from '../../src/report/log-report/temp-files.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
 import { readCase, listCases, type FixtureCase } from '../helpers/scenarios/fixture-case.js';
@@ -26,7 +27,7 @@ const WORKLOAD = 'log-report-workload';
 
 interface Analysis {
   summary: AnalyzeSummary;
-  report: { queries: QueriesResult; checkpoints: CheckpointsResult; errors: ErrorsResult; temp_files: TempFilesResult };
+  report: { queries: QueriesResult; checkpoints: CheckpointsResult; errors: ErrorsResult; temp_files: TempFilesResult; sessions: SessionsResult };
 }
 
 /** A statement shape in a top 10: the two tools' texts differ, their shape keys must not. */
@@ -179,6 +180,23 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
           expect({ writeS: checkpoints.write_s, syncS: checkpoints.sync_s, totalS: checkpoints.total_s })
             .toEqual({ writeS: badger.checkpoints.writeS, syncS: badger.checkpoints.syncS, totalS: badger.checkpoints.totalS });
         }
+      });
+
+      it('count the same connections and sessions', () => {
+        const { badger, vigil, log } = side();
+        const sessions = vigil.report.sessions;
+        // Two of them refused after their authorization (a missing database, a missing role).
+        expect(log.connectionsAuthorized).toBe(log.connectionsReceived);
+        expect(badger.connections.count).toBe(log.connectionsAuthorized);
+        expect(sessions.received).toBe(log.connectionsReceived);
+        expect(sessions.connections.total).toBe(log.connectionsAuthorized);
+        const names = (rows: ReadonlyArray<{ name: string; count: number }>): Record<string, number> => Object.fromEntries(rows.map((row) => [row.name, row.count]));
+        expect(names(sessions.connections.by_user)).toEqual(badger.connections.byUser);
+        expect(names(sessions.connections.by_database)).toEqual(badger.connections.byDatabase);
+        expect(badger.sessions).toEqual({ count: log.disconnections, totalMs: log.sessionMs });
+        expect(sessions.disconnections.total).toBe(log.disconnections);
+        expect(sessions.session_time.count).toBe(log.disconnections);
+        expect(Math.round(sessions.session_time.total_s * 1000)).toBe(log.sessionMs);
       });
 
       it('count the same temporary files and bytes', () => {
