@@ -5,6 +5,7 @@
  * and back (the state crosses worker threads and the store as JSON), merged in any grouping that
  * keeps their order, gives the one-pass result.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { expect } from 'vitest';
@@ -40,6 +41,11 @@ const GOLDEN_DIR = path.resolve(import.meta.dirname, '../fixtures/log-report-sec
 
 /** test/fixtures/log-report: the log report's recorded workloads (README.md there), cases outside the golden-log ones. */
 export const LOG_REPORT_FIXTURES_DIR = path.resolve(import.meta.dirname, '../fixtures/log-report');
+
+/** The cases of a workload in LOG_REPORT_FIXTURES_DIR (`pg<major>-<format>-<scenario>`), sorted: every version and format recorded. */
+export function logReportCases(scenario: string): string[] {
+  return fs.readdirSync(LOG_REPORT_FIXTURES_DIR).filter((name) => name.endsWith(`-${scenario}`)).sort();
+}
 
 /** The section's result over each fixture case (under `root`), compared with its golden file (one per section). */
 export async function expectSectionGolden<S, R>(section: ReportSection<S, R>, cases: readonly string[], root = FIXTURES_DIR): Promise<void> {
