@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyLogEvent, EventDetailsByKind, EventKind, LogLevel } from '../domain/index.js';
+import { fixtureEvents } from '../../test/helpers/report-section.js';
 import { AnalyzeSummaryBuilder } from './analyze-summary.js';
 
 const T0 = Date.UTC(2026, 9, 14, 3, 0, 0);
@@ -18,6 +19,9 @@ const vacuum = (table: string, elapsed: number | null, dead: number | null, extr
     database: 'shop', schema: 'public', table, aggressive: false, wraparound: false, elapsed_s: elapsed,
     tuples_dead_not_removable: dead, removable_cutoff_age_xids: null, tuples_removed: 10, ...extra,
   }, { s });
+
+/** A deadlock whose DETAIL listed no process (the summary's text cases need none). */
+const NO_CYCLE: Partial<EventDetailsByKind['deadlock']> = { pid: 100, processes: [], statement: null, context: null };
 
 function summarize(events: AnyLogEvent[], limits = {}) {
   const builder = new AnalyzeSummaryBuilder(limits);
@@ -115,19 +119,19 @@ describe('AnalyzeSummaryBuilder: conflicts, locks, errors', () => {
 
   it('counts errors by SQLSTATE and events by level', () => {
     const summary = summarize([
-      ev('deadlock', {}, { level: 'ERROR', sqlstate: '40P01' }),
+      ev('deadlock', NO_CYCLE, { level: 'ERROR', sqlstate: '40P01' }),
       ev('generic', { classified: false }, { level: 'ERROR', sqlstate: '23505' }),
       ev('generic', { classified: false }, { level: 'ERROR', sqlstate: '23505' }),
       ev('generic', { classified: false }, { level: 'LOG' }),
     ]);
     expect(summary.errors_by_sqlstate).toEqual([{ key: '23505', count: 2 }, { key: '40P01', count: 1 }]);
     expect(summary.events_by_level).toEqual({ ERROR: 3, LOG: 1 });
-    expect(summary.deadlocks).toBe(1);
+    expect(summary.deadlocks.count).toBe(1);
   });
 
   it('lists levels and kinds in the order they are first seen, LOG and generic included', () => {
     const events = [
-      ev('deadlock', {}, { level: 'ERROR' }),
+      ev('deadlock', NO_CYCLE, { level: 'ERROR' }),
       ev('generic', { classified: false }, { level: 'LOG' }),
       ev('generic', { classified: false }, { level: 'WARNING' }),
       ev('generic', { classified: false }, { level: 'LOG' }),
@@ -152,7 +156,7 @@ describe('AnalyzeSummaryBuilder: busiest minutes', () => {
     Array.from({ length: n }, (_, i) => ev(kind, { classified: false } as never, { s: minute * 60 + (i % 60) }));
 
   it('ranks minutes by events, with notable and error counts', () => {
-    const summary = summarize([...at(0, 3), ...at(1, 5), ...at(1, 2, 'deadlock'), ...at(2, 1)], { topN: 2 });
+    const summary = summarize([...at(0, 3), ...at(1, 5), ...at(1, 2, 'server_crash'), ...at(2, 1)], { topN: 2 });
     expect(summary.busiest_minutes).toEqual([
       { minute: '2026-10-14T03:01:00.000Z', events: 7, notable: 2, errors: 0 },
       { minute: '2026-10-14T03:00:00.000Z', events: 3, notable: 0, errors: 0 },
@@ -190,5 +194,30 @@ describe('AnalyzeSummaryBuilder: others', () => {
     const summary = summarize([]);
     expect(summary).toMatchObject({ events: 0, first_ts: null, busiest_minutes: [], autovacuum: { runs: 0, tables: [] } });
     expect(summary.events_by_kind.generic).toBe(0);
+  });
+});
+
+describe('AnalyzeSummaryBuilder on real logs: what the lines of a story add up to', () => {
+  it('keeps a deadlock with its whole cycle, not a bare count', async () => {
+    const { deadlocks } = summarize(await fixtureEvents('pg18-stderr-deadlock'));
+    expect(deadlocks.count).toBe(1);
+    expect(deadlocks.cycles).toEqual([expect.objectContaining({
+      pid: 25327, relations: ['dl_accounts'],
+      processes: [
+        expect.objectContaining({ pid: 25327, lock: 'transaction 785', blocked_by_pid: 25321, statement: 'UPDATE dl_accounts SET balance = balance + 10 WHERE id = 1' }),
+        expect.objectContaining({ pid: 25321, lock: 'transaction 786', blocked_by_pid: 25327, statement: 'UPDATE dl_accounts SET balance = balance + 10 WHERE id = 2' }),
+      ],
+    })]);
+  });
+
+  it('counts a checkpoint once, though it logs two lines', async () => {
+    const summary = summarize(await fixtureEvents('pg18-stderr-checkpoint-requested'));
+    expect(summary.events_by_kind.checkpoint).toBe(2);
+    expect(summary.checkpoints.completed).toBe(1);
+  });
+
+  it('tells a normal start from a restart after a crash', async () => {
+    expect(summarize(await fixtureEvents('pg15-stderr-multixact-members-run-short')).server_starts).toMatchObject({ after_crash: 0, normal: 1, clean_shutdowns: 1 });
+    expect(summarize(await fixtureEvents('pg18-stderr-backend-killed-crash-restart')).server_starts).toMatchObject({ after_crash: 1, normal: 0 });
   });
 });

@@ -8,6 +8,8 @@
  */
 import type { AnyLogEvent, EventKind, LogEvent, LogLevel } from '../domain/index.js';
 import { EVENT_KINDS, lockObjectName } from '../domain/index.js';
+import { deadlockCycle, type DeadlockCycle } from './log-report/locks.js';
+import { ServerStarts, type ServerStartCounts } from './server-starts.js';
 
 export interface SummaryLimits {
   /** Distinct tables / relations / reasons kept; further keys are folded into `other`. */
@@ -85,8 +87,12 @@ export interface AnalyzeSummary {
   recovery_conflicts: { total: number; fatal: number; by_reason: Ranked[] };
   lock_timeouts: { total: number; by_relation: Ranked[] };
   lock_waits: { total: number; by_phase: Ranked[]; max_wait_ms: number | null };
-  deadlocks: number;
+  /** Each with its whole cycle (the DETAIL's processes, locks and statements), the first topN. */
+  deadlocks: { count: number; cycles: DeadlockCycle[] };
+  /** Completed checkpoints and restartpoints: one per `complete` line, its `starting` line not counted. */
   checkpoints: { completed: number; max_total_s: number | null; too_frequent: number };
+  /** What the server_restart events (one per start, stop or recovery line) add up to. */
+  server_starts: ServerStartCounts;
   temp_files: { count: number; total_bytes: number; max_bytes: number | null };
   server_crashes: number;
   busiest_minutes: MinuteStats[];
@@ -198,7 +204,8 @@ export class AnalyzeSummaryBuilder {
   private maxLockWaitMs: number | null = null;
   /** pid -> the lock it is logged waiting for (until it acquires it); oldest pids evicted first. */
   private readonly waitingByPid = new Map<number, { lock: string; tsMs: number }>();
-  private deadlocks = 0;
+  private deadlocks = { count: 0, cycles: [] as DeadlockCycle[] };
+  private readonly serverStarts = new ServerStarts();
   private checkpoints = { completed: 0, max_total_s: null as number | null, too_frequent: 0 };
   private tempFiles = { count: 0, total_bytes: 0, max_bytes: null as number | null };
   private serverCrashes = 0;
@@ -285,8 +292,11 @@ export class AnalyzeSummaryBuilder {
         return;
       }
       case 'deadlock':
-        this.deadlocks++;
+        this.deadlocks.count++;
+        if (this.deadlocks.cycles.length < this.limits.topN) this.deadlocks.cycles.push(deadlockCycle(event, event.details));
         return;
+      case 'server_restart':
+        return this.serverStarts.add(event.details);
       case 'checkpoint': {
         const d = event.details;
         if (d.phase === 'complete') {
@@ -438,8 +448,9 @@ export class AnalyzeSummaryBuilder {
       recovery_conflicts: { ...this.conflicts, by_reason: this.conflictReasons.top(top) },
       lock_timeouts: { total: this.lockTimeouts, by_relation: this.lockTimeoutRelations.top(top) },
       lock_waits: { total: this.lockWaits, by_phase: this.lockWaitPhases.top(top), max_wait_ms: this.maxLockWaitMs },
-      deadlocks: this.deadlocks,
+      deadlocks: { count: this.deadlocks.count, cycles: [...this.deadlocks.cycles] },
       checkpoints: { ...this.checkpoints },
+      server_starts: this.serverStarts.counts(),
       temp_files: { ...this.tempFiles },
       server_crashes: this.serverCrashes,
       busiest_minutes: pending.sort(byBusiest).slice(0, top),

@@ -172,7 +172,7 @@ function addLockTimeout(state: LocksState, event: LogEvent<'lock_timeout'>, limi
   forgetSettled(state.waits, limits.maxKeys);
 }
 
-function deadlockCycle(event: AnyLogEvent, d: DeadlockDetails): DeadlockCycle {
+export function deadlockCycle(event: AnyLogEvent, d: DeadlockDetails): DeadlockCycle {
   const processes = d.processes.map((p) => ({
     pid: p.pid, lock_mode: p.lock_mode, lock: p.lock_object === null ? null : lockObjectName(p.lock_object),
     blocked_by_pid: p.blocked_by_pid, statement: p.query,
