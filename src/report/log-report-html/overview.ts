@@ -24,7 +24,12 @@ export function overviewSection(report: AnalyzeReport): PageSection {
     id: 'overview',
     title: 'Overview',
     body: [
-      factsTable(facts),
+      `<div class="columns"><div>${factsTable(facts)}</div><div>`,
+      kinds.length > 0 ? htmlTable<[string, number]>([
+        { header: 'events by kind', align: 'left', cell: ([kind]) => kind },
+        { header: 'events', align: 'right', cell: ([, n]) => count(n) },
+      ], kinds, '') : absent('no event: no line was understood as a PostgreSQL log entry'),
+      '</div></div>',
       subheading('Files read'),
       htmlTable<AnalyzeFileReport>([
         { header: 'file', align: 'left', cell: (f) => f.path },
@@ -32,11 +37,6 @@ export function overviewSection(report: AnalyzeReport): PageSection {
         { header: 'size', align: 'right', cell: (f) => mb(f.bytes) },
         { header: 'lines', align: 'right', cell: (f) => count(f.lines) },
       ], report.files, 'no file was read'),
-      subheading('Events by kind'),
-      kinds.length > 0 ? htmlTable<[string, number]>([
-        { header: 'kind', align: 'left', cell: ([kind]) => kind },
-        { header: 'events', align: 'right', cell: ([, n]) => count(n) },
-      ], kinds, '') : absent('no event: no line was understood as a PostgreSQL log entry'),
     ].join('\n'),
   };
 }
