@@ -1,6 +1,7 @@
 /**
  * Records real logs of a data page that fails verification, for data-page-corrupted's tests, into
- * test/fixtures/rule-logs/pg<major>-data-page-corrupted.log (stderr, the harness's prefix, UTC):
+ * test/fixtures/rule-logs/pg<major>-data-page-corrupted.{log,csv,json} (stderr with the harness's
+ * prefix, csvlog, jsonlog; UTC), one server writing all three at once:
  *
  *   npx tsx scripts/record-data-corruption-logs.ts 15 18
  *
@@ -22,7 +23,7 @@ const DATA_BYTE = 4000;
 const HEADER_FLAGS = 10;
 
 async function record(version: PgVersion): Promise<void> {
-  const server = await startPrimary({ version, name: `corrupted-${version}` });
+  const server = await startPrimary({ version, name: `corrupted-${version}`, settings: { log_destination: 'stderr,csvlog,jsonlog' } });
   try {
     const [{ checksums }] = await server.query<{ checksums: string }>("SELECT current_setting('data_checksums') AS checksums") as [{ checksums: string }];
     await server.query('CREATE TABLE accounts (id int PRIMARY KEY, owner text NOT NULL)');
@@ -44,8 +45,11 @@ async function record(version: PgVersion): Promise<void> {
       console.log(`pg${version} (data_checksums ${checksums}): ${outcome}`);
     }
     await server.stop('fast');
-    const log = server.logFiles().map((f) => fs.readFileSync(f).subarray(before.get(f) ?? 0).toString('utf8')).join('');
-    fs.writeFileSync(path.join(OUT, `pg${version}-data-page-corrupted.log`), log);
+    for (const extension of ['.log', '.csv', '.json']) {
+      const files = server.logFiles().filter((f) => f.endsWith(extension));
+      const log = files.map((f) => fs.readFileSync(f).subarray(before.get(f) ?? 0).toString('utf8')).join('');
+      fs.writeFileSync(path.join(OUT, `pg${version}-data-page-corrupted${extension}`), log);
+    }
   } finally {
     await destroyAllServers();
   }

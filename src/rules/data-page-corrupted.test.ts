@@ -12,10 +12,12 @@ import { NOTATION_T0 as T0, seriesOf } from './series-notation.js';
 const rule = dataPageCorrupted();
 const MINUTE = 60_000;
 
-/** Real logs of a damaged page read twice (scripts/record-data-corruption-logs.ts). */
-async function recorded(version: number): Promise<RuleEvent[]> {
-  const file = fileURLToPath(new URL(`../../test/fixtures/rule-logs/pg${version}-data-page-corrupted.log`, import.meta.url));
-  const parsed = await parseLogFile(path.resolve(file), { format: 'stderr', prefix: '%m [%p] %q%u@%d ', timezone: 'UTC', target: `pg${version}` });
+const FORMATS = [['stderr', 'log'], ['csvlog', 'csv'], ['jsonlog', 'json']] as const;
+
+/** Real logs of a damaged page read twice, in each format one server wrote (scripts/record-data-corruption-logs.ts). */
+async function recorded(version: number, [format, extension]: (typeof FORMATS)[number]): Promise<RuleEvent[]> {
+  const file = fileURLToPath(new URL(`../../test/fixtures/rule-logs/pg${version}-data-page-corrupted.${extension}`, import.meta.url));
+  const parsed = await parseLogFile(path.resolve(file), { format, prefix: '%m [%p] %q%u@%d ', timezone: 'UTC', target: `pg${version}` });
   return parsed.events.map((e, i) => ({ ...e, id: i + 1 })) as RuleEvent[];
 }
 
@@ -26,27 +28,29 @@ const invalidPage = (minute: number, block: number, o: Partial<DataCorruptionDet
   }, { tsMs: T0 + minute * MINUTE, pid, level: 'ERROR', database: 'shop', message: `invalid page in block ${block} of relation base/16384/16390` });
 
 describe('data-page-corrupted', () => {
-  it('PG 18 (data checksums): names the file, the block and both checksums, counting reads, not the I/O worker\'s lines', async () => {
-    const events = await recorded(18);
-    const end = events.at(-1)!.tsMs;
-    const findings = rule.evaluate(new MemoryRuleView({ events }).at(end), end);
-    expect(findings.map((f) => [f.severity ?? rule.severity, f.summary])).toEqual([[
-      'critical',
-      'data page corrupted on pg18: block 0 of relation file base/5/16384 (database postgres, filenode 16384) failed verification when read ' +
-      '(2 times since 13:51:16 UTC): calculated checksum 13151 but the page says 2041; every read of it fails: check the storage, restore from a backup or a standby',
-    ]]);
-    // Both checksum lines and the four invalid-page lines (the I/O worker's and the backends').
-    expect(findings[0]!.evidence.eventIds).toHaveLength(6);
-    expect(findings[0]!.dedupKey).toBe('data-page-corrupted/pg18/base/5/16384');
-  });
+  describe.each(FORMATS)('over real logs (%s)', (...format) => {
+    it('PG 18 (data checksums): names the file, the block and both checksums, counting reads, not the I/O worker\'s lines', async () => {
+      const events = await recorded(18, format);
+      const end = events.at(-1)!.tsMs;
+      const findings = rule.evaluate(new MemoryRuleView({ events }).at(end), end);
+      expect(findings.map((f) => [f.severity ?? rule.severity, f.summary])).toEqual([[
+        'critical',
+        'data page corrupted on pg18: block 0 of relation file base/5/16384 (database postgres, filenode 16384) failed verification when read ' +
+        '(2 times since 14:07:32 UTC): calculated checksum 13151 but the page says 2041; every read of it fails: check the storage, restore from a backup or a standby',
+      ]]);
+      // Both checksum lines and the four invalid-page lines (the I/O worker's and the backends').
+      expect(findings[0]!.evidence.eventIds).toHaveLength(6);
+      expect(findings[0]!.dedupKey).toBe('data-page-corrupted/pg18/base/5/16384');
+    });
 
-  it('PG 15 (no checksums, a damaged header): the backend\'s error alone', async () => {
-    const events = await recorded(15);
-    const end = events.at(-1)!.tsMs;
-    expect(rule.evaluate(new MemoryRuleView({ events }).at(end), end).map((f) => f.summary)).toEqual([
-      'data page corrupted on pg15: block 0 of relation file base/5/16384 (database postgres, filenode 16384) failed verification when read ' +
-      '(2 times since 13:51:13 UTC); every read of it fails: check the storage, restore from a backup or a standby',
-    ]);
+    it('PG 15 (no checksums, a damaged header): the backend\'s error alone', async () => {
+      const events = await recorded(15, format);
+      const end = events.at(-1)!.tsMs;
+      expect(rule.evaluate(new MemoryRuleView({ events }).at(end), end).map((f) => f.summary)).toEqual([
+        'data page corrupted on pg15: block 0 of relation file base/5/16384 (database postgres, filenode 16384) failed verification when read ' +
+        '(2 times since 14:07:26 UTC); every read of it fails: check the storage, restore from a backup or a standby',
+      ]);
+    });
   });
 
   it('one alert per file, listing its blocks; zero_damaged_pages said', () => {

@@ -4,7 +4,7 @@ import { detailsOf, stderrEntry } from '../../../test/helpers/log-entry.js';
 import { classifyEntry } from './index.js';
 
 // Lines as real servers wrote them here, reading a page flipped on disk (the probe behind
-// test/fixtures/rule-logs/*-data-page-corrupted.log): 13-17 a page header made invalid, 18 and 19rc1 a
+// test/fixtures/rule-logs/*-data-page-corrupted.*): 13-17 a page header made invalid, 18 and 19rc1 a
 // data byte under data checksums (on by default from 18), read by an I/O worker and the backend.
 const corruption = (text: string): DataCorruptionDetails => detailsOf(classifyEntry(stderrEntry(text), 't1'), 'data_corruption');
 
