@@ -50,7 +50,7 @@ export function renderChartSvg(chart: ReportChart, window: { fromMs: number; toM
     out.push(`<line class="grid" x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${fmt(y(tick))}" y2="${fmt(y(tick))}"/>`,
       `<text class="tick" x="${MARGIN.left - 6}" y="${fmt(y(tick) + 4)}" text-anchor="end">${escapeXml(label)}${unitSuffix(chart.unit)}</text>`);
   }
-  const formatX = x.tickFormat();
+  const formatX = x.tickFormat(7, timeTickFormat(window.toMs - window.fromMs));
   for (const tick of x.ticks(7)) {
     out.push(`<line class="axis" x1="${fmt(x(tick))}" x2="${fmt(x(tick))}" y1="${HEIGHT - MARGIN.bottom}" y2="${HEIGHT - MARGIN.bottom + 4}"/>`,
       `<text class="tick" x="${fmt(x(tick))}" y="${HEIGHT - MARGIN.bottom + 16}" text-anchor="middle">${escapeXml(formatX(tick))}</text>`);
@@ -68,6 +68,15 @@ export function renderChartSvg(chart: ReportChart, window: { fromMs: number; toM
   });
   out.push('</svg>');
   return out.join('');
+}
+
+/**
+ * Operators read a 24-hour UTC clock, which d3's default does not write (13:05 as "01:05"): the
+ * time of day, with seconds over a few minutes and with the date over more than a day.
+ */
+function timeTickFormat(spanMs: number): string {
+  if (spanMs <= 5 * 60_000) return '%H:%M:%S';
+  return spanMs < 86_400_000 ? '%H:%M' : '%b %d %H:%M';
 }
 
 /** d3-format specifiers: SI prefixes for counts and bytes, plain seconds. */
