@@ -3,7 +3,10 @@ import { expectMergeProperty, expectSectionGolden, fixtureEvents, foldEvents, fo
 import { checkpointReason, checkpointsSection, REASON_NOT_LOGGED } from './checkpoints.js';
 import { DEFAULT_REPORT_LIMITS } from './section.js';
 
-/** Real logs with checkpoints: requested (13, 18, 19's `fast` and repeated flags), end of recovery, shutdown. */
+/**
+ * Real logs with checkpoints: requested (13, 18, 19's `fast` and repeated flags), end of recovery,
+ * shutdown, by WAL volume too often, and a standby's restartpoints.
+ */
 const CASES = [
   'pg13-stderr-checkpoint-requested',
   'pg18-csvlog-checkpoint-requested',
@@ -11,6 +14,8 @@ const CASES = [
   'pg15-stderr-server-killed-crash-recovery',
   'pg19-stderr-backend-killed-crash-restart',
   'pg15-stderr-multixact-members-run-short',
+  '../log-report/pg18-stderr-checkpoint-wal-pressure',
+  '../log-report/pg18-csvlog-restartpoints-on-standby',
 ];
 
 describe('checkpoints section', () => {
@@ -48,6 +53,21 @@ describe('checkpoints section', () => {
     expect(cut.checkpoints).toMatchObject({ count: 0, unfinished: 1 });
     const twice = foldResult(checkpointsSection, [events[0]!, ...events]);
     expect(twice.checkpoints).toMatchObject({ count: 1, unfinished: 1 });
+  });
+
+  it('counts WAL-triggered checkpoints, the warnings that they came too often, and a start cut off by the end of the log', async () => {
+    const result = foldResult(checkpointsSection, await fixtureEvents('../log-report/pg18-stderr-checkpoint-wal-pressure'));
+    expect(result.checkpoints).toMatchObject({ count: 1, unfinished: 1, by_reason: [{ reason: 'wal', count: 1 }], buffers_written: 1368 });
+    expect(result.too_frequent).toEqual({ count: 2, min_seconds_apart: 0 });
+    expect(result.restartpoints.count).toBe(0);
+  });
+
+  it("keeps a standby's restartpoints apart from checkpoints", async () => {
+    const result = foldResult(checkpointsSection, await fixtureEvents('../log-report/pg18-jsonlog-restartpoints-on-standby'));
+    expect(result.restartpoints).toMatchObject({ count: 1, unfinished: 1, by_reason: [{ reason: 'wal', count: 1 }], buffers_written: 2245 });
+    expect(result.checkpoints).toMatchObject({ count: 0, unfinished: 0 });
+    expect(result.slowest).toEqual([expect.objectContaining({ restartpoint: true, reason: 'wal', write_s: 0.766 })]);
+    expect(result.per_minute).toEqual([expect.objectContaining({ checkpoints: 0, restartpoints: 1, buffers_written: 2245 })]);
   });
 
   it('names the reason by the first flag that is not a mode, as 13-19 print them', () => {

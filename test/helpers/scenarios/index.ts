@@ -3,6 +3,7 @@
  * scenario leaves the server changed for good: the crashes restart it, so they run last.
  */
 import { autovacuumFourIndexes, autovacuumHeldBackBySnapshot } from './autovacuum.js';
+import { checkpointWalPressure, restartpointsOnStandby } from './checkpoint-pressure.js';
 import { backendKilledCrashRestart, serverKilledCrashRecovery } from './crash.js';
 import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
 import { logReportWorkload } from './log-report-workload.js';
@@ -49,7 +50,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Recorded on request only, into a folder of their own (not golden-log cases). */
-const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors];
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, checkpointWalPressure, restartpointsOnStandby];
 
 export function scenarioByName(name: string): Scenario {
   const known = [...SCENARIOS, ...WORKLOADS];
