@@ -104,9 +104,10 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
   const workDir = suiteTempDir('pgbadger-side-by-side');
   const sides = new Map<string, Side>();
 
+  // Six pgBadger runs of about 2 s each on an idle machine, 54 s with all six analyses on a loaded one.
   beforeAll(async () => {
     for (const name of cases) sides.set(name, await readSide(name, workDir));
-  }, 120_000);
+  }, 300_000);
 
   it('reads the six recorded cases', () => {
     expect(cases).toEqual(['csvlog', 'jsonlog', 'stderr'].flatMap((format) => [15, 18].map((major) => `pg${major}-${format}-${WORKLOAD}`)).sort());
@@ -228,8 +229,9 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
         expect({ ERROR: vigil.summary.events_by_level.ERROR, FATAL: vigil.summary.events_by_level.FATAL }).toEqual(log.errorsByLevel);
         const { counts } = vigil.report.errors;
         expect({ ERROR: counts.error, FATAL: counts.fatal }).toEqual(log.errorsByLevel);
-        // pgBadger wrong: its "Number of events" (errors_number) counts two LOG entries as errors, a
-        // lock wait and a reload (the first LOG it meets after a DETAIL or before a STATEMENT line):
+        // pgBadger counts otherwise, on purpose: it promotes some LOG messages to ERROR for its events
+        // page (change_log_level: a reload's changed parameter, a lock wait, ...) and its error count
+        // (errors_number) has them. pgvigil counts levels as logged; the two LOG lines:
         //   2026-12-03 13:11:56.228 UTC [27325] rw_app@postgres LOG:  process 27325 still waiting for ShareLock on transaction 775 after 105.836 ms
         //   2026-12-03 13:11:56.766 UTC [27270] LOG:  parameter "log_filename" changed to "after-log-report-workload.log"
         expect(badger.errors.filter((e) => e.level === 'LOG').map((e) => e.normalized).sort()).toEqual([
