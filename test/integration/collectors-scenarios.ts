@@ -134,6 +134,9 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
       await ctx.poller.waitForSample('pg_xmin_horizon_holder_age_xids', { kind: 'prepared_xact', name: 'collectors_px', datname: 'shop' },
         (v) => v !== null && v >= 20, 'the prepared transaction as an xmin holder');
       await ctx.poller.waitForSample('pg_xmin_horizon_age_xids', { kind: 'backend', scope: 'database' }, (v) => v !== null && v >= 20, 'the oldest backend age');
+      // The same session by who it is, never by pid: one client backend of ledger idle in a transaction, for a while.
+      await ctx.poller.waitForSample('pg_stat_activity_idle_in_transaction', { datname: 'ledger', application_name: '' }, (v) => v === 1, 'the session idle in a transaction in ledger');
+      expect(ctx.poller.latest('pg_stat_activity_idle_in_transaction_max_seconds', { datname: 'ledger', application_name: '' })[0]?.value).toBeGreaterThan(0);
     } finally {
       await client.end();
       await ctx.primary.query("ROLLBACK PREPARED 'collectors_px'", [], 'shop');
@@ -193,12 +196,15 @@ export function collectorScenarios(version: PgVersion, more?: (ctx: () => Scenar
     const ran = [...ctx.poller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(ran).toEqual(expect.arrayContaining(['pg_stat_user_tables', 'pg_replication_slots', 'pg_xmin_horizon', 'pg_stat_replication',
       'pg_stat_progress_vacuum', 'pg_stat_progress_repack', 'pg_maintenance_sessions', 'pg_lock_waits', 'pg_settings', 'pg_stat_database',
-      'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_stat_archiver', 'pg_repack_leftovers', 'pg_total_relation_size']));
+      'pg_database', 'pg_database_size', 'pg_stat_checkpointer', 'pg_stat_archiver', 'pg_stat_activity', 'pg_repack_leftovers', 'pg_total_relation_size']));
     // Waited for, not read at once: CI once found shop's size missing here (15 and 16, same run,
     // not reproduced since, even under load). A run that failed, or a probe that timed out and
     // counted the server lost, during the DROP above rightly empties it until the next run.
     await ctx.poller.waitForSample('pg_database_size_bytes', { datname: 'shop' }, (v) => (v ?? 0) > 0, 'the size of shop');
     await ctx.poller.waitForSample('pg_database_datfrozenxid_age_xids', { datname: 'template0' }, (v) => (v ?? 0) > 0, 'the datfrozenxid age of template0');
+    // archive_mode is off here: the archiver's counters are there, at zero, and no failure has an age.
+    expect(ctx.poller.latest('pg_stat_archiver_failed_count_total')[0]?.value).toBe(0);
+    expect(ctx.poller.latest('pg_stat_archiver_last_failed_age_seconds')[0]?.value).toBeNull();
     const standbyRan = [...ctx.standbyPoller.scheduler.stats].filter(([, s]) => s.runs > 0).map(([name]) => name);
     expect(standbyRan).toEqual(expect.arrayContaining(['pg_standby', 'pg_stat_database_conflicts']));
   });
