@@ -2,8 +2,8 @@
  * A statement's fingerprint, as pg_stat_statements-style grouping means it: PostgreSQL's own
  * parser (libpg-query, the server's grammar compiled to WASM) ignores literal values, parameter
  * numbers and the length of `IN (...)` lists. The parser costs ~40 µs a call, too slow for every
- * line of a busy log, so calls are cached by the statement's shape (sql-shape.ts: its text with
- * literals blanked), which every execution of one statement shares.
+ * line of a busy log, so calls are cached by the statement's shape (sql-shape.ts: a hash of its
+ * text with literals blanked), which every execution of one statement shares.
  *
  * A text the parser rejects (a statement cut short in the log, a syntax error) is grouped by its
  * shape instead, with `parsed: false`.
@@ -11,11 +11,20 @@
  * Owns: the parser calls and their cache (one per thread). Never: statistics.
  */
 import { createHash } from 'node:crypto';
+import v8 from 'node:v8';
 import { fingerprintSync, loadModule, normalizeSync } from 'libpg-query';
-import { normalisedShape, shapeOf } from './sql-shape.js';
+import { normalisedShape, shapeHash, shapeOf } from './sql-shape.js';
 
-// The WASM module loads once per thread, before any statement is read.
-await loadModule();
+// The WASM module (PostgreSQL's parser, 1.7 MB) loads once per thread, before any statement is
+// read. V8's optimising tier would compile all of it: ~1 s of CPU and ~90 MB of peak RSS per
+// thread, for a parser that runs once per statement shape. The baseline compiler alone takes
+// 0.2 s and 15 MB; the flag is V8's, process-wide, so it is put back once the module is compiled.
+v8.setFlagsFromString('--liftoff-only');
+try {
+  await loadModule();
+} finally {
+  v8.setFlagsFromString('--no-liftoff-only');
+}
 
 export interface Fingerprint {
   /** 16 hex digits: the parser's fingerprint, or a hash of the normalised shape when it rejected the text. */
@@ -28,28 +37,54 @@ export interface Fingerprint {
 
 /** Shapes kept; the cache starts over when full (a log with more shapes than this is not a cache's case). */
 const CACHE_SHAPES = 20_000;
-const cache = new Map<string, Fingerprint>();
+/** Shape hash (sql-shape.ts) to fingerprint. */
+const cache = new Map<number, Fingerprint>();
 
 /** The fingerprint of `text` (a statement as logged). */
 export function fingerprintOf(text: string): Fingerprint {
-  const shape = shapeOf(text);
-  let known = cache.get(shape);
+  const key = shapeHash(text);
+  let known = cache.get(key);
   if (known === undefined) {
     if (cache.size >= CACHE_SHAPES) cache.clear();
-    known = parse(text, shape);
-    cache.set(shape, known);
+    known = parse(text);
+    cache.set(key, known);
   }
   return known;
 }
 
 const LIST_OF_PARAMETERS = /\b(in\s*)\(\s*(\$\d+)(?:\s*,\s*\$\d+)+\s*\)/gi;
+const PARAMETER = /\$(\d+)/g;
+const FINGERPRINT = /^[0-9a-f]{16}$/;
 
-function parse(text: string, shape: string): Fingerprint {
+function parse(text: string): Fingerprint {
+  let id: string;
+  let normalised: string;
   try {
-    const id = fingerprintSync(text);
-    return { id, text: normalizeSync(text).replace(LIST_OF_PARAMETERS, '$1($2)'), parsed: true };
+    id = fingerprintSync(text);
+    normalised = normalizeSync(text);
   } catch {
-    const normalised = normalisedShape(shape);
-    return { id: createHash('sha1').update(normalised).digest('hex').slice(0, 16), text: normalised, parsed: false };
+    return shapeFingerprint(text);
   }
+  // Some rejections (an unterminated string) come back as the error's text instead of a throw.
+  if (!FINGERPRINT.test(id)) return shapeFingerprint(text);
+  return { id, text: renumbered(normalised.replace(LIST_OF_PARAMETERS, '$1($2)')), parsed: true };
+}
+
+function shapeFingerprint(text: string): Fingerprint {
+  const normalised = normalisedShape(shapeOf(text));
+  return { id: createHash('sha1').update(normalised).digest('hex').slice(0, 16), text: normalised, parsed: false };
+}
+
+/**
+ * Parameters numbered by first appearance: the normaliser numbers literals after the text's own
+ * parameters and counts those of a folded list, so one fingerprint would read differently with
+ * each IN-list length or mix of literals and parameters.
+ */
+function renumbered(text: string): string {
+  const numbers = new Map<string, number>();
+  return text.replace(PARAMETER, (_, n: string) => {
+    let next = numbers.get(n);
+    if (next === undefined) numbers.set(n, (next = numbers.size + 1));
+    return `$${next}`;
+  });
 }

@@ -7,9 +7,10 @@
  *
  * What is one execution:
  * - a `duration: ... statement:` or `duration: ... execute <name>:` line (log_min_duration_statement);
- * - a `statement:` or `execute <name>:` line (log_statement), completed by the next line of its
- *   process: a `duration: N ms` alone (log_duration) gives its time; a timed line of the same
- *   fingerprint is the same execution; anything else means it ran untimed (below the threshold);
+ * - a `statement:` or `execute <name>:` line (log_statement), completed by the next such line of
+ *   its process: a `duration: N ms` alone gives its time (log_duration, or a statement over
+ *   log_min_duration_statement already logged: postgres.c prints no text twice); a statement
+ *   line or a timed one means it ran untimed (below the threshold);
  * - parse and bind steps are not executions: their time is totalled apart (`parse_bind`); a
  *   `duration:` line alone that follows no statement line is totalled as `statement_not_logged`.
  * Pairing across ranges or minutes keeps, per process, the statement left open at the end
@@ -21,13 +22,14 @@
 import type { AnyLogEvent } from '../../domain/index.js';
 import { addDuration, mergeSketches, quantilesUs, type DurationSketch } from './duration-sketch.js';
 import { fingerprintOf, type Fingerprint } from './fingerprint.js';
-import { countInMinute, mergePerMinute, perMinuteRows, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
+import { countersInMinute, mergePerMinute, perMinuteRows, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
 import { readStatementLine } from './statement-lines.js';
 
+/** Who ran a statement: an event is one (its application is absent when not logged). */
 interface Who {
   database: string | null;
   user: string | null;
-  application: string | null;
+  application?: string | null;
 }
 
 interface Totals {
@@ -39,6 +41,8 @@ interface Totals {
 interface FingerprintStats extends Totals {
   text: string;
   parsed: boolean;
+  /** null until a duration is recorded. */
+  min_us: number | null;
   max_us: number;
   sketch: DurationSketch;
   databases: Record<string, number>;
@@ -67,10 +71,9 @@ interface DurationAlone extends Who {
 
 /**
  * The first pairing line of a process in a span: what it does to a statement an earlier span
- * left open. A statement line leaves it untimed; a timed line is its execution if of its
- * fingerprint; a duration alone is its time.
+ * left open. A duration alone is its time; any other line leaves it untimed.
  */
-type PidHead = { statement: true } | { timed: string } | { alone: DurationAlone };
+type PidHead = { alone: DurationAlone } | { statement: true };
 
 export interface QueriesState {
   fingerprints: Record<string, FingerprintStats>;
@@ -86,6 +89,9 @@ export interface QueriesState {
   heads: Record<string, PidHead>;
   open: Record<string, OpenStatement>;
 }
+
+/** Shared by every process whose first pairing line named its statement: it is never changed. */
+const LINE_WITH_STATEMENT: PidHead = Object.freeze({ statement: true as const });
 
 /** Names per fingerprint in each of databases, users and applications; more are counted under OTHER_NAME. */
 const MAX_NAMES = 50;
@@ -132,10 +138,10 @@ function addEvent(state: QueriesState, event: AnyLogEvent, limits: ReportLimits)
     // A log_statement line: an earlier one of the process got no time.
     if (open !== undefined) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
     if (pid === null) {
-      record(state, fingerprint, null, event.tsMs, whoOf(event), limits, true);
+      record(state, fingerprint, null, event.tsMs, event, limits, true);
       return;
     }
-    state.heads[pid] ??= { statement: true };
+    state.heads[pid] ??= LINE_WITH_STATEMENT;
     state.open[pid] = { ...whoOf(event), fingerprint, ts_ms: event.tsMs };
     // Created now, so that the first statement of a fingerprint names it in any grouping.
     statsOf(state, fingerprint, state.fingerprint_count < limits.maxKeys);
@@ -143,12 +149,12 @@ function addEvent(state: QueriesState, event: AnyLogEvent, limits: ReportLimits)
   }
   if (pid !== null) {
     if (open !== undefined) {
-      if (open.fingerprint.id !== fingerprint.id) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
+      record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
       delete state.open[pid];
     }
-    state.heads[pid] ??= { timed: fingerprint.id };
+    state.heads[pid] ??= LINE_WITH_STATEMENT;
   }
-  record(state, fingerprint, durationUs, event.tsMs, whoOf(event), limits, true);
+  record(state, fingerprint, durationUs, event.tsMs, event, limits, true);
 }
 
 function durationAlone(state: QueriesState, pid: number | null, alone: DurationAlone, limits: ReportLimits): void {
@@ -178,7 +184,7 @@ function statsOf(state: QueriesState, fingerprint: Fingerprint, room: boolean): 
   if (!room) return null;
   state.fingerprint_count++;
   return (state.fingerprints[fingerprint.id] = {
-    text: fingerprint.text, parsed: fingerprint.parsed, count: 0, timed: 0, total_us: 0, max_us: 0, sketch: {}, databases: {}, users: {}, applications: {},
+    text: fingerprint.text, parsed: fingerprint.parsed, count: 0, timed: 0, total_us: 0, min_us: null, max_us: 0, sketch: {}, databases: {}, users: {}, applications: {},
   });
 }
 
@@ -187,8 +193,9 @@ function statsOf(state: QueriesState, fingerprint: Fingerprint, room: boolean): 
  * completed later, whose fingerprint was let in (or not) when its statement line was read.
  */
 function record(state: QueriesState, fingerprint: Fingerprint, durationUs: number | null, tsMs: number, who: Who, limits: ReportLimits, isNew: boolean): void {
-  countInMinute(state.per_minute, tsMs, 'queries');
-  if (durationUs !== null) countInMinute(state.per_minute, tsMs, 'duration_us', durationUs);
+  const minute = countersInMinute(state.per_minute, tsMs);
+  minute.queries = (minute.queries ?? 0) + 1;
+  if (durationUs !== null) minute.duration_us = (minute.duration_us ?? 0) + durationUs;
   const stats = statsOf(state, fingerprint, isNew && state.fingerprint_count < limits.maxKeys);
   if (stats === null) {
     addTotals(state.other, durationUs);
@@ -197,17 +204,25 @@ function record(state: QueriesState, fingerprint: Fingerprint, durationUs: numbe
   addTotals(stats, durationUs);
   countName(stats.databases, who.database);
   countName(stats.users, who.user);
-  countName(stats.applications, who.application);
+  countName(stats.applications, who.application ?? null);
   if (durationUs === null) return;
   if (durationUs > stats.max_us) stats.max_us = durationUs;
+  if (stats.min_us === null || durationUs < stats.min_us) stats.min_us = durationUs;
   addDuration(stats.sketch, durationUs);
-  keepIfSlow(state.slowest, { fingerprint: fingerprint.id, text: fingerprint.text, duration_us: durationUs, ts_ms: tsMs, ...who }, limits.topN);
+  const last = state.slowest[state.slowest.length - 1];
+  // Most executions are not among the slowest: no candidate is made for them.
+  if (state.slowest.length >= limits.topN && last !== undefined && durationUs < last.duration_us) return;
+  keepIfSlow(state.slowest, { fingerprint: fingerprint.id, text: fingerprint.text, duration_us: durationUs, ts_ms: tsMs, database: who.database, user: who.user, application: who.application ?? null }, limits.topN);
 }
 
 function countName(names: Record<string, number>, name: string | null, n = 1): void {
   if (name === null) return;
-  const key = names[name] !== undefined || Object.keys(names).length < MAX_NAMES ? name : OTHER_NAME;
-  names[key] = (names[key] ?? 0) + n;
+  const known = names[name];
+  if (known !== undefined) names[name] = known + n;
+  else {
+    const key = Object.keys(names).length < MAX_NAMES ? name : OTHER_NAME;
+    names[key] = (names[key] ?? 0) + n;
+  }
 }
 
 /** Slowest first; equal durations by time, then fingerprint: one order, so any grouping keeps the same ones. */
@@ -248,7 +263,7 @@ function joinAtPid(earlier: QueriesState, pid: string, head: PidHead, limits: Re
   }
   delete earlier.open[pid];
   if ('alone' in head) record(earlier, open.fingerprint, head.alone.duration_us, head.alone.ts_ms, open, limits, false);
-  else if (!('timed' in head && head.timed === open.fingerprint.id)) record(earlier, open.fingerprint, null, open.ts_ms, open, limits, false);
+  else record(earlier, open.fingerprint, null, open.ts_ms, open, limits, false);
 }
 
 function mergeTotals(into: Totals, more: Totals): void {
@@ -270,6 +285,7 @@ function mergeFingerprint(state: QueriesState, id: string, more: FingerprintStat
   }
   mergeTotals(stats, more);
   stats.max_us = Math.max(stats.max_us, more.max_us);
+  if (more.min_us !== null) stats.min_us = Math.min(stats.min_us ?? more.min_us, more.min_us);
   mergeSketches(stats.sketch, more.sketch);
   for (const [names, moreNames] of [[stats.databases, more.databases], [stats.users, more.users], [stats.applications, more.applications]] as const) {
     for (const [name, n] of Object.entries(moreNames)) countName(names, name, n);
@@ -352,7 +368,7 @@ function resultOf(original: QueriesState, limits: ReportLimits): QueriesResult {
     by_total_time: top((a, b) => b.total_us - a.total_us || b.count - a.count),
     by_count: top((a, b) => b.count - a.count || b.total_us - a.total_us),
     slowest: state.slowest.slice(0, limits.topN).map((s) => ({
-      fingerprint: s.fingerprint, text: s.text, duration_ms: ms(s.duration_us), ts: new Date(s.ts_ms).toISOString(), database: s.database, user: s.user, application: s.application,
+      fingerprint: s.fingerprint, text: s.text, duration_ms: ms(s.duration_us), ts: new Date(s.ts_ms).toISOString(), database: s.database, user: s.user, application: s.application ?? null,
     })),
     other_fingerprints: totalsRow(state.other),
     statement_not_logged: totalsRow(state.statement_not_logged),
@@ -367,12 +383,16 @@ function rowOf(id: string, s: FingerprintStats): FingerprintRow {
   return {
     fingerprint: id, text: s.text, parsed: s.parsed, count: s.count, timed: s.timed, total_ms: ms(s.total_us),
     mean_ms: timed ? round3(s.total_us / s.timed / 1000) : null,
-    // A bucket's value is within 1% of a logged duration; never above the largest logged.
-    p50_ms: p50 == null ? null : round3(Math.min(p50, s.max_us) / 1000),
-    p95_ms: p95 == null ? null : round3(Math.min(p95, s.max_us) / 1000),
+    p50_ms: within(p50 ?? null, s),
+    p95_ms: within(p95 ?? null, s),
     max_ms: timed ? ms(s.max_us) : null,
     databases: topNames(s.databases), users: topNames(s.users), applications: topNames(s.applications),
   };
+}
+
+/** A bucket's value (within 1% of a logged duration), never outside the logged ones: one duration reads as itself. */
+function within(us: number | null, s: FingerprintStats): number | null {
+  return us === null ? null : round3(Math.min(Math.max(us, s.min_us ?? us), s.max_us) / 1000);
 }
 
 function topNames(names: Record<string, number>): NameCount[] {

@@ -49,9 +49,21 @@ const MINUTE_MS = 60_000;
 
 /** Adds `amount` to `counter` in the minute of `tsMs`. */
 export function countInMinute(perMinute: PerMinute, tsMs: number, counter: string, amount = 1): void {
-  const minute = String(Math.floor(tsMs / MINUTE_MS) * MINUTE_MS);
-  const counters = (perMinute[minute] ??= {});
+  const counters = countersInMinute(perMinute, tsMs);
   counters[counter] = (counters[counter] ?? 0) + amount;
+}
+
+/** The last minute's key: most events fall in the minute of the one before them. */
+let lastMinuteMs = NaN;
+let lastMinuteKey = '';
+
+/** The counters of the minute of `tsMs` (created empty), for a section that adds several per event. */
+export function countersInMinute(perMinute: PerMinute, tsMs: number): Record<string, number> {
+  if (!(tsMs >= lastMinuteMs && tsMs < lastMinuteMs + MINUTE_MS)) {
+    lastMinuteMs = Math.floor(tsMs / MINUTE_MS) * MINUTE_MS;
+    lastMinuteKey = String(lastMinuteMs);
+  }
+  return (perMinute[lastMinuteKey] ??= {});
 }
 
 /** `later`'s minutes added into `earlier` (returned). */

@@ -29,43 +29,105 @@ function isDigit(code: number): boolean {
 export function shapeOf(text: string): string {
   let out = '';
   let copied = 0;
-  const n = text.length;
-  const replace = (start: number, end: number): void => {
-    out += text.slice(copied, start) + LITERAL;
-    copied = end;
-  };
-  for (let i = 0; i < n;) {
-    const code = text.charCodeAt(i);
-    const previous = i === 0 ? Char.Space : text.charCodeAt(i - 1);
-    if (code === Char.Quote) {
-      // E'...' strings take backslash escapes; the prefix letter (E, B, X, U&) stays in the shape.
-      const end = endOfQuoted(text, i + 1, (previous | 0x20) === 101);
-      replace(i, end);
-      i = end;
-    } else if (code === Char.DoubleQuote) {
-      i = endOfQuotedIdentifier(text, i + 1);
-    } else if (code === Char.Minus && text.charCodeAt(i + 1) === Char.Minus) {
-      const newline = text.indexOf('\n', i);
-      i = newline < 0 ? n : newline;
-    } else if (code === Char.Slash && text.charCodeAt(i + 1) === Char.Asterisk) {
-      i = endOfBlockComment(text, i + 2);
-    } else if (code === Char.Dollar && !isIdentifierChar(previous) && !isDigit(text.charCodeAt(i + 1))) {
-      const end = endOfDollarQuoted(text, i);
-      if (end > i) replace(i, end);
-      i = Math.max(end, i + 1);
-    } else if ((isDigit(code) || (code === Char.Dot && isDigit(text.charCodeAt(i + 1)))) && !isIdentifierChar(previous)) {
-      const end = endOfNumber(text, i);
-      replace(i, end);
-      i = end;
-    } else if (isIdentifierChar(code)) {
-      // An identifier, keyword or `$n` parameter: its digits are its own.
-      i++;
-      while (i < n && isIdentifierChar(text.charCodeAt(i))) i++;
-    } else {
-      i++;
+  for (let i = 0; i < text.length;) {
+    const end = literalEnd(text, i);
+    if (end < 0) {
+      i = tokenEnd(text, i);
+      continue;
     }
+    out += text.slice(copied, i) + LITERAL;
+    copied = i = end;
   }
   return out + text.slice(copied);
+}
+
+const FNV_PRIME = 16777619;
+const LITERAL_CODE = LITERAL.charCodeAt(0);
+const LOW_21_BITS = 0x1fffff;
+
+/**
+ * A 53-bit hash of `shapeOf(text)`, computed without building it: the cache's key, one pass and
+ * no string made per statement. Letters, white space and punctuation (most of a statement) are
+ * hashed inline; only characters that may start a literal, a quoted name or a comment go through
+ * the scanner. Two shapes of one hash would share a fingerprint: among the 20,000 shapes a cache
+ * holds, a chance of about 1 in 10^7.
+ */
+export function shapeHash(text: string): number {
+  let h1 = 0x811c9dc5;
+  let h2 = 0;
+  const n = text.length;
+  for (let i = 0; i < n;) {
+    const code = text.charCodeAt(i);
+    if (isLetter(code)) {
+      // An identifier or keyword, its digits and `$` its own.
+      do {
+        const c = text.charCodeAt(i);
+        h1 = Math.imul(h1 ^ c, FNV_PRIME);
+        h2 = (h2 * 31 + c) | 0;
+        i++;
+      } while (i < n && isIdentifierChar(text.charCodeAt(i)));
+      continue;
+    }
+    if (!mayOpenSpecial(code)) {
+      h1 = Math.imul(h1 ^ code, FNV_PRIME);
+      h2 = (h2 * 31 + code) | 0;
+      i++;
+      continue;
+    }
+    const end = literalEnd(text, i);
+    if (end >= 0) {
+      h1 = Math.imul(h1 ^ LITERAL_CODE, FNV_PRIME);
+      h2 = (h2 * 31 + LITERAL_CODE) | 0;
+      i = end;
+      continue;
+    }
+    for (const next = tokenEnd(text, i); i < next; i++) {
+      const c = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, FNV_PRIME);
+      h2 = (h2 * 31 + c) | 0;
+    }
+  }
+  return (h1 >>> 0) * (LOW_21_BITS + 1) + ((h2 >>> 0) & LOW_21_BITS);
+}
+
+/** Letters, `_` and non-ASCII: what starts an identifier or keyword (never a literal). */
+function isLetter(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === Char.Underscore || code > 127;
+}
+
+/** A character that may start a literal, a quoted name or a comment: the scanner decides. */
+function mayOpenSpecial(code: number): boolean {
+  return (code >= Char.Zero && code <= Char.Nine) || code === Char.Quote || code === Char.DoubleQuote || code === Char.Dollar ||
+    code === Char.Dot || code === Char.Minus || code === Char.Slash;
+}
+
+/** The end of the literal that starts at `i`; -1 when none does. */
+function literalEnd(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  const previous = i === 0 ? Char.Space : text.charCodeAt(i - 1);
+  // E'...' strings take backslash escapes; the prefix letter (E, B, X, U&) stays in the shape.
+  if (code === Char.Quote) return endOfQuoted(text, i + 1, (previous | 0x20) === 101);
+  if (code === Char.Dollar && !isIdentifierChar(previous) && !isDigit(text.charCodeAt(i + 1))) {
+    const end = endOfDollarQuoted(text, i);
+    return end > i ? end : -1;
+  }
+  if ((isDigit(code) || (code === Char.Dot && isDigit(text.charCodeAt(i + 1)))) && !isIdentifierChar(previous)) return endOfNumber(text, i);
+  return -1;
+}
+
+/** The end of what is kept as it is from `i`: a quoted identifier, a comment, an identifier (its digits its own), or one character. */
+function tokenEnd(text: string, i: number): number {
+  const code = text.charCodeAt(i);
+  if (code === Char.DoubleQuote) return endOfQuotedIdentifier(text, i + 1);
+  if (code === Char.Minus && text.charCodeAt(i + 1) === Char.Minus) {
+    const newline = text.indexOf('\n', i);
+    return newline < 0 ? text.length : newline;
+  }
+  if (code === Char.Slash && text.charCodeAt(i + 1) === Char.Asterisk) return endOfBlockComment(text, i + 2);
+  if (!isIdentifierChar(code)) return i + 1;
+  let end = i + 1;
+  while (end < text.length && isIdentifierChar(text.charCodeAt(end))) end++;
+  return end;
 }
 
 function endOfQuoted(text: string, from: number, backslashEscapes: boolean): number {

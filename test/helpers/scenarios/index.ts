@@ -7,6 +7,7 @@ import { checkpointWalPressure, restartpointsOnStandby } from './checkpoint-pres
 import { backendKilledCrashRestart, serverKilledCrashRecovery } from './crash.js';
 import { deadlock, lockWaitsAndLockTimeout } from './locks.js';
 import { logReportWorkload } from './log-report-workload.js';
+import { statementLogging } from './statement-logging.js';
 import { sessionsAndErrors } from './sessions-and-errors.js';
 import { checkpointRequested, logStatementAll, logStatementDdl, tempFilesSort } from './maintenance.js';
 import { parallelAutovacuum, parallelAutovacuumInsertOnly, parallelAutovacuumStarved } from './parallel-autovacuum.js';
@@ -50,7 +51,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Recorded on request only, into a folder of their own (not golden-log cases). */
-const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, checkpointWalPressure, restartpointsOnStandby];
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby];
 
 export function scenarioByName(name: string): Scenario {
   const known = [...SCENARIOS, ...WORKLOADS];
