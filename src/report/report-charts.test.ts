@@ -58,7 +58,7 @@ describe('report charts', () => {
     expect(svg.match(/<path /g)).toHaveLength(1);
     expect(svg.match(/<circle /g)).toHaveLength(2);
     // One shaded period: #7 clipped at the window's end; #8 ended before the window.
-    expect([...svg.matchAll(/<a href="#alert-(\d+)"><rect class="alert-period" x="([\d.]+)" y="\d+" width="([\d.]+)"/g)].map((m) => [m[1], Number(m[2]) + Number(m[3])])).toEqual([['7', 744]]);
+    expect([...svg.matchAll(/<a href="#alert-(\d+)"><rect class="alert-period" x="([\d.]+)" y="\d+" width="([\d.]+)"/g)].map((m) => [m[1], Number(m[2]) + Number(m[3])])).toEqual([['7', 728]]);
     expect(svg).toMatch(/>4k<\/text>/);
     expect(svg).toMatch(/>10:30<\/text>/);
   });

@@ -16,7 +16,8 @@ export interface AlertPeriod {
 
 const WIDTH = 760;
 const HEIGHT = 220;
-const MARGIN = { top: 12, right: 16, bottom: 28, left: 64 };
+// Right: room for half of the last time label, which is centred on its tick at the edge.
+const MARGIN = { top: 12, right: 32, bottom: 28, left: 64 };
 /** An alert label's room: "#123" at the chart's font size, and a line of them. */
 const LABEL_WIDTH = 32;
 const LABEL_LINE = 13;
@@ -81,7 +82,8 @@ function timeTickFormat(spanMs: number): string {
 
 /** d3-format specifiers: SI prefixes for counts and bytes, plain seconds. */
 function unitFormat(unit: ChartUnit): string {
-  return unit === 'seconds' ? ',' : '~s';
+  // ',' alone lets d3 pick a precision from the step, which writes 40 as "4e+1".
+  return unit === 'seconds' ? ',~f' : '~s';
 }
 
 function unitSuffix(unit: ChartUnit): string {
