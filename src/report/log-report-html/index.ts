@@ -35,7 +35,7 @@ table.data{border-collapse:collapse;width:100%;font-size:13px;margin:4px 0 8px}t
 table.data td{border-top:1px solid #eaeef2;padding:3px 6px;vertical-align:top;overflow-wrap:break-word}table.data .num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.data td.sql,.sql{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 nav.index{font-size:13px;margin:4px 0 12px}nav.index a{margin-right:12px}
-.log-section h3{font-size:14px;margin:14px 0 4px}.log-section .charts{grid-template-columns:repeat(auto-fill,minmax(480px,1fr))}.columns{display:grid;grid-template-columns:1fr 1fr;gap:24px;align-items:start}.facts td:first-child{color:#57606a}
+.log-section h3{font-size:14px;margin:14px 0 4px}.log-section .chart-box{max-width:800px}.columns{display:grid;grid-template-columns:1fr 1fr;gap:24px;align-items:start}.facts td:first-child{color:#57606a}
 `;
 
 /** The sections' results under `report` in analyze's JSON (src/report/log-report/index.ts registers them). */
