@@ -6,16 +6,18 @@
 import type { ClassRow, ErrorsResult, MessageRow, SqlstateRow } from '../log-report/errors.js';
 import { shortTime } from '../report-html.js';
 import { count } from '../text-format.js';
-import { chartGrid, factsTable, htmlTable, subheading, type HtmlColumn, type PageSection, type TimeWindow } from './html-parts.js';
+import { absent, chartGrid, factsTable, htmlTable, subheading, type HtmlColumn, type PageSection, type TimeWindow } from './html-parts.js';
 import { minuteChart } from './minute-charts.js';
 
 const NO_ERRORS = 'no ERROR, FATAL or PANIC in this log';
 
 export function errorsSection(errors: ErrorsResult, window: TimeWindow): PageSection {
   const total = errors.counts.error + errors.counts.fatal + errors.counts.panic;
+  const title = `Errors: ${count(total)}`;
+  if (total + errors.counts.warning === 0) return { id: 'errors', title, body: absent('no ERROR, FATAL, PANIC or WARNING in this log') };
   return {
     id: 'errors',
-    title: `Errors: ${count(total)}`,
+    title,
     body: [
       factsTable([
         ['ERROR', count(errors.counts.error)],

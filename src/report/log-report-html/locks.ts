@@ -12,10 +12,12 @@ const NO_LOCK_WAITS = 'no lock wait logged: set log_lock_waits = on (waits longe
 
 export function locksSection(result: LocksResult, window: TimeWindow): PageSection {
   const { lock_waits: waits, deadlocks, cancellations } = result;
+  const title = 'Locks, deadlocks and cancellations';
+  if (waits.waits + deadlocks.count + cancellations.total === 0) return { id: 'locks', title, body: absent(`${NO_LOCK_WAITS}; no deadlock, cancelled statement or terminated session either`) };
   const relations = waits.other === null ? waits.by_relation : [...waits.by_relation, { ...waits.other, relation: '(further relations, added up)' }];
   return {
     id: 'locks',
-    title: 'Locks, deadlocks and cancellations',
+    title,
     body: [
       chartGrid([minuteChart('locks_per_minute', 'Lock waits, lock timeouts, deadlocks and cancellations per minute', 'count', result.per_minute, [
         { counter: 'lock_waits', label: 'lock waits' }, { counter: 'lock_timeouts', label: 'lock timeouts' },
