@@ -27,6 +27,18 @@ describe('server starts (real logs)', () => {
     expect(startsOf(await fixtureEvents('pg15-stderr-multixact-members-run-short'))).toEqual({ ...NONE, normal: 1, clean_shutdowns: 1 });
   });
 
+  it('a fast shutdown and a start, then an immediate shutdown and a start that recovers: one normal start, one restart', async () => {
+    for (const format of ['stderr', 'csvlog', 'jsonlog']) {
+      expect(startsOf(await fixtureEvents(`../log-report/pg18-${format}-stops-and-starts`))).toEqual({
+        ...NONE, normal: 1, after_crash: 1, clean_shutdowns: 1, immediate_shutdowns: 1,
+      });
+    }
+  });
+
+  it('a standby promoted: one promotion, no start', async () => {
+    expect(startsOf(await fixtureEvents('../log-report/pg18-stderr-standby-promoted'))).toEqual({ ...NONE, promotions: 1 });
+  });
+
   it('a log that opens with a clean start: one normal start', async () => {
     const file = path.resolve(import.meta.dirname, '../../test/fixtures/pg18-stderr-analyze-mixed/postgresql.log');
     const { events } = await parseLogFile(file, { format: 'stderr', prefix: '%m [%p] %q%u@%d ', timezone: 'UTC' });

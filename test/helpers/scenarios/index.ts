@@ -19,6 +19,7 @@ import { logicalSlotHoldsCatalogs } from './logical-slot-catalogs.js';
 import { logicalSlotInvalidated } from './slot-invalidation.js';
 import { multixactMembersRunShort } from './multixact-members.js';
 import { errorsWithContext, idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
+import { standbyPromoted, stopsAndStarts } from './stops-and-starts.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   autovacuumFourIndexes,
@@ -51,7 +52,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Recorded on request only, into a folder of their own (not golden-log cases). */
-const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby];
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby, stopsAndStarts, standbyPromoted];
 
 export function scenarioByName(name: string): Scenario {
   const known = [...SCENARIOS, ...WORKLOADS];
