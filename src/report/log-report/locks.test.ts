@@ -84,6 +84,20 @@ describe('locks section', () => {
     ]));
   });
 
+  it('counts cancels and terminations by hand, and an autovacuum cancelled by a lock request (real PG 18 log)', async () => {
+    for (const format of ['stderr', 'csvlog', 'jsonlog']) {
+      const result = foldResult(locksSection, await fixtureEvents(`../log-report/pg18-${format}-cancelled-by-hand`));
+      expect(result.cancellations).toEqual({
+        total: 3,
+        by_cause: [
+          { cause: 'administrator_command', count: 1, terminated: 1 },
+          { cause: 'autovacuum_cancelled', count: 1, terminated: 0 },
+          { cause: 'user_request', count: 1, terminated: 0 },
+        ],
+      });
+    }
+  });
+
   it('merges any split of real logs as one pass, a lock timeout finding its wait across the split', async () => {
     const events = (await Promise.all(CASES.map((name) => fixtureEvents(name)))).flat();
     expectMergeProperty(locksSection, events);

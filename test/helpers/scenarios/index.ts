@@ -20,6 +20,7 @@ import { logicalSlotInvalidated } from './slot-invalidation.js';
 import { multixactMembersRunShort } from './multixact-members.js';
 import { errorsWithContext, idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 import { standbyPromoted, stopsAndStarts } from './stops-and-starts.js';
+import { cancelledByHand } from './cancelled-by-hand.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   autovacuumFourIndexes,
@@ -52,7 +53,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Recorded on request only, into a folder of their own (not golden-log cases). */
-const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby, stopsAndStarts, standbyPromoted];
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby, stopsAndStarts, standbyPromoted, cancelledByHand];
 
 export function scenarioByName(name: string): Scenario {
   const known = [...SCENARIOS, ...WORKLOADS];
