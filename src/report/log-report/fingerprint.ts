@@ -2,8 +2,8 @@
  * A statement's fingerprint, as pg_stat_statements-style grouping means it: PostgreSQL's own
  * parser (libpg-query, the server's grammar compiled to WASM) ignores literal values, parameter
  * numbers and the length of `IN (...)` lists. The parser costs ~40 µs a call, too slow for every
- * line of a busy log, so calls are cached by the statement's shape (sql-shape.ts: a hash of its
- * text with literals blanked), which every execution of one statement shares.
+ * line of a busy log, so calls are cached by the statement's shape (sql-shape.ts: its text with
+ * literals blanked), which every execution of one statement shares.
  *
  * A text the parser rejects (a statement cut short in the log, a syntax error) is grouped by its
  * shape instead, with `parsed: false`.
@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import { fingerprintSync, loadModule, normalizeSync } from 'libpg-query';
-import { normalisedShape, shapeHash, shapeOf } from './sql-shape.js';
+import { hasShape, LITERAL, normalisedShape, shapeParts, type ShapeParts } from './sql-shape.js';
 
 // The WASM module (PostgreSQL's parser, 1.7 MB) loads once per thread, before any statement is
 // read. V8's optimising tier would compile all of it: ~1 s of CPU and ~90 MB of peak RSS per
@@ -37,41 +37,64 @@ export interface Fingerprint {
 
 /** Shapes kept; the cache starts over when full (a log with more shapes than this is not a cache's case). */
 const CACHE_SHAPES = 20_000;
-/** Shape hash (sql-shape.ts) to fingerprint. */
-const cache = new Map<number, Fingerprint>();
+/** Shape (sql-shape.ts) to fingerprint. */
+const byShape = new Map<string, Fingerprint>();
+/**
+ * Characters of a statement's start that key its shapes. A statement whose first literal comes
+ * later (most: `SELECT ... WHERE id = 1`) is recognised by comparing its text with the shapes
+ * of its start, no scan; the others (a literal in the first characters) are scanned.
+ */
+const START_CHARS = 16;
+const byStart = new Map<string, Array<{ parts: ShapeParts; fingerprint: Fingerprint }>>();
+/** Shapes compared per start at most: more with one start are scanned. */
+const SHAPES_PER_START = 8;
 
 /** The fingerprint of `text` (a statement as logged). */
 export function fingerprintOf(text: string): Fingerprint {
-  const key = shapeHash(text);
-  let known = cache.get(key);
-  if (known === undefined) {
-    if (cache.size >= CACHE_SHAPES) cache.clear();
-    known = parse(text);
-    cache.set(key, known);
+  const start = text.length >= START_CHARS ? text.slice(0, START_CHARS) : null;
+  const candidates = start === null ? undefined : byStart.get(start);
+  if (candidates !== undefined) {
+    for (const known of candidates) if (hasShape(text, known.parts)) return known.fingerprint;
   }
-  return known;
+  const parts = shapeParts(text);
+  const shape = parts.segments.join(LITERAL);
+  let fingerprint = byShape.get(shape);
+  if (fingerprint === undefined) {
+    if (byShape.size >= CACHE_SHAPES) {
+      byShape.clear();
+      byStart.clear();
+    }
+    fingerprint = parse(text, shape);
+    byShape.set(shape, fingerprint);
+  }
+  if (start !== null && parts.segments[0]!.length >= START_CHARS) {
+    const known = candidates ?? [];
+    if (known.length < SHAPES_PER_START) known.push({ parts, fingerprint });
+    if (candidates === undefined) byStart.set(start, known);
+  }
+  return fingerprint;
 }
 
 const LIST_OF_PARAMETERS = /\b(in\s*)\(\s*(\$\d+)(?:\s*,\s*\$\d+)+\s*\)/gi;
 const PARAMETER = /\$(\d+)/g;
 const FINGERPRINT = /^[0-9a-f]{16}$/;
 
-function parse(text: string): Fingerprint {
+function parse(text: string, shape: string): Fingerprint {
   let id: string;
   let normalised: string;
   try {
     id = fingerprintSync(text);
     normalised = normalizeSync(text);
   } catch {
-    return shapeFingerprint(text);
+    return shapeFingerprint(shape);
   }
   // Some rejections (an unterminated string) come back as the error's text instead of a throw.
-  if (!FINGERPRINT.test(id)) return shapeFingerprint(text);
+  if (!FINGERPRINT.test(id)) return shapeFingerprint(shape);
   return { id, text: renumbered(normalised.replace(LIST_OF_PARAMETERS, '$1($2)')), parsed: true };
 }
 
-function shapeFingerprint(text: string): Fingerprint {
-  const normalised = normalisedShape(shapeOf(text));
+function shapeFingerprint(shape: string): Fingerprint {
+  const normalised = normalisedShape(shape);
   return { id: createHash('sha1').update(normalised).digest('hex').slice(0, 16), text: normalised, parsed: false };
 }
 

@@ -25,9 +25,17 @@ function isDigit(code: number): boolean {
   return code >= Char.Zero && code <= Char.Nine;
 }
 
-/** `text` with its literals replaced by LITERAL; an unterminated string or comment runs to the end. */
-export function shapeOf(text: string): string {
-  let out = '';
+/** A shape as the text between literals: `segments[i]`, a literal, `segments[i + 1]`... */
+export interface ShapeParts {
+  segments: string[];
+  /** Per literal: whether its last character could continue an identifier (a number's does). */
+  literalEndsInWord: boolean[];
+}
+
+/** `text`'s shape as parts; an unterminated string or comment runs to the end. */
+export function shapeParts(text: string): ShapeParts {
+  const segments: string[] = [];
+  const literalEndsInWord: boolean[] = [];
   let copied = 0;
   for (let i = 0; i < text.length;) {
     const end = literalEnd(text, i);
@@ -35,70 +43,35 @@ export function shapeOf(text: string): string {
       i = tokenEnd(text, i);
       continue;
     }
-    out += text.slice(copied, i) + LITERAL;
+    segments.push(text.slice(copied, i));
+    literalEndsInWord.push(isIdentifierChar(text.charCodeAt(end - 1)));
     copied = i = end;
   }
-  return out + text.slice(copied);
+  segments.push(text.slice(copied));
+  return { segments, literalEndsInWord };
 }
 
-const FNV_PRIME = 16777619;
-const LITERAL_CODE = LITERAL.charCodeAt(0);
-const LOW_21_BITS = 0x1fffff;
+/** `text` with its literals replaced by LITERAL. */
+export function shapeOf(text: string): string {
+  return shapeParts(text).segments.join(LITERAL);
+}
 
 /**
- * A 53-bit hash of `shapeOf(text)`, computed without building it: the cache's key, one pass and
- * no string made per statement. Letters, white space and punctuation (most of a statement) are
- * hashed inline; only characters that may start a literal, a quoted name or a comment go through
- * the scanner. Two shapes of one hash would share a fingerprint: among the 20,000 shapes a cache
- * holds, a chance of about 1 in 10^7.
+ * Whether `text` has the shape `parts` (what `shapeOf` would tell, without scanning the text
+ * character by character): its segments compared as they are, only its literals scanned. The
+ * scan's decisions inside a segment depend on the character before it, which the literal's last
+ * one gives: literals ending alike keep them.
  */
-export function shapeHash(text: string): number {
-  let h1 = 0x811c9dc5;
-  let h2 = 0;
-  const n = text.length;
-  for (let i = 0; i < n;) {
-    const code = text.charCodeAt(i);
-    if (isLetter(code)) {
-      // An identifier or keyword, its digits and `$` its own.
-      do {
-        const c = text.charCodeAt(i);
-        h1 = Math.imul(h1 ^ c, FNV_PRIME);
-        h2 = (h2 * 31 + c) | 0;
-        i++;
-      } while (i < n && isIdentifierChar(text.charCodeAt(i)));
-      continue;
-    }
-    if (!mayOpenSpecial(code)) {
-      h1 = Math.imul(h1 ^ code, FNV_PRIME);
-      h2 = (h2 * 31 + code) | 0;
-      i++;
-      continue;
-    }
-    const end = literalEnd(text, i);
-    if (end >= 0) {
-      h1 = Math.imul(h1 ^ LITERAL_CODE, FNV_PRIME);
-      h2 = (h2 * 31 + LITERAL_CODE) | 0;
-      i = end;
-      continue;
-    }
-    for (const next = tokenEnd(text, i); i < next; i++) {
-      const c = text.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, FNV_PRIME);
-      h2 = (h2 * 31 + c) | 0;
-    }
+export function hasShape(text: string, parts: ShapeParts): boolean {
+  const { segments, literalEndsInWord } = parts;
+  if (!text.startsWith(segments[0]!)) return false;
+  let at = segments[0]!.length;
+  for (let i = 1; i < segments.length; i++) {
+    const end = literalEnd(text, at);
+    if (end < 0 || isIdentifierChar(text.charCodeAt(end - 1)) !== literalEndsInWord[i - 1] || !text.startsWith(segments[i]!, end)) return false;
+    at = end + segments[i]!.length;
   }
-  return (h1 >>> 0) * (LOW_21_BITS + 1) + ((h2 >>> 0) & LOW_21_BITS);
-}
-
-/** Letters, `_` and non-ASCII: what starts an identifier or keyword (never a literal). */
-function isLetter(code: number): boolean {
-  return (code >= 97 && code <= 122) || (code >= 65 && code <= 90) || code === Char.Underscore || code > 127;
-}
-
-/** A character that may start a literal, a quoted name or a comment: the scanner decides. */
-function mayOpenSpecial(code: number): boolean {
-  return (code >= Char.Zero && code <= Char.Nine) || code === Char.Quote || code === Char.DoubleQuote || code === Char.Dollar ||
-    code === Char.Dot || code === Char.Minus || code === Char.Slash;
+  return at === text.length;
 }
 
 /** The end of the literal that starts at `i`; -1 when none does. */
