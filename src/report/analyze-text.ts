@@ -4,6 +4,7 @@
  */
 import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats } from './analyze-summary.js';
 import { renderAlertsSection, type OfflineAlert } from './alerts-text.js';
+import { deadlockLines } from './deadlocks-text.js';
 import type { QueriesResult } from './log-report/queries.js';
 import { renderQueriesText } from './log-report/queries-text.js';
 import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table, type Column } from './text-format.js';
@@ -70,7 +71,7 @@ const UNNAMED_OIDS_NOTE = '(OIDs as logged: analyze has no connection to look na
 export function renderSummarySections(s: AnalyzeSummary): string[] {
   const out: string[] = [];
   const kinds = Object.entries(s.events_by_kind).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
-  pushSection(out, 'Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}`));
+  pushSection(out, 'Events by kind', kinds.map(([kind, n]) => `${pad(kind, 28)} ${count(n)}${linesOf(kind, s)}`));
 
   pushMaintenanceSection(out, 'Autovacuum', s.autovacuum, [
     { header: 'max dead not removable', align: 'right', cell: (t) => countOrDash(t.max_dead_not_removable) },
@@ -84,13 +85,15 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
     ...(s.lock_timeouts.by_relation.some((r) => UNNAMED_OIDS.test(r.key)) ? [UNNAMED_OIDS_NOTE] : []),
   ]);
   pushSection(out, `Lock waits logged (${count(s.lock_waits.total)}, longest ${milliseconds(s.lock_waits.max_wait_ms)} ms)`, ranked(s.lock_waits.by_phase));
+  pushSection(out, `Deadlocks (${count(s.deadlocks.count)})`, deadlockLines(s.deadlocks));
   const incidents = [
-    s.deadlocks > 0 ? `deadlocks: ${count(s.deadlocks)}` : '',
     s.server_crashes > 0 ? `server process crashes: ${count(s.server_crashes)}` : '',
     s.checkpoints.completed > 0 ? `checkpoints: ${count(s.checkpoints.completed)}, longest ${seconds(s.checkpoints.max_total_s)} s` : '',
     s.checkpoints.too_frequent > 0 ? `checkpoints too frequent: ${count(s.checkpoints.too_frequent)}` : '',
     s.temp_files.count > 0 ? `temporary files: ${count(s.temp_files.count)}, ${mb(s.temp_files.total_bytes)} total, largest ${mb(s.temp_files.max_bytes ?? 0)}` : '',
   ].filter(Boolean);
+  const life = serverLife(s.server_starts);
+  if (life !== '') incidents.push(`server: ${life}`);
   pushSection(out, 'Other incidents', incidents);
   pushSection(out, 'Errors by SQLSTATE', ranked(s.errors_by_sqlstate.map((r) =>
     (r.key === NO_SQLSTATE ? { ...r, key: 'SQLSTATE not logged (add %e to log_line_prefix)' } : r))));
@@ -102,6 +105,27 @@ export function renderSummarySections(s: AnalyzeSummary): string[] {
   ], s.busiest_minutes));
 
   return out;
+}
+
+/**
+ * What the lines of a kind that tells a longer story add up to: a checkpoint logs a start and a
+ * complete line, a server start several lines, so their event counts are no counts of either.
+ */
+function linesOf(kind: string, s: AnalyzeSummary): string {
+  if (kind === 'checkpoint') return `  (lines: ${counted(s.checkpoints.completed, 'checkpoint')} completed)`;
+  if (kind === 'server_restart') return `  (start, stop and recovery lines: ${serverLife(s.server_starts) || 'no start or stop'})`;
+  return '';
+}
+
+/** Starts and shutdowns, each kind apart; empty when none. */
+function serverLife(starts: AnalyzeSummary['server_starts']): string {
+  return [
+    starts.after_crash > 0 ? `${counted(starts.after_crash, 'restart')} after a crash or an immediate shutdown` : '',
+    starts.normal > 0 ? counted(starts.normal, 'normal start') : '',
+    starts.promotions > 0 ? counted(starts.promotions, 'promotion') : '',
+    starts.clean_shutdowns > 0 ? counted(starts.clean_shutdowns, 'clean shutdown') : '',
+    starts.immediate_shutdowns > 0 ? counted(starts.immediate_shutdowns, 'immediate shutdown') : '',
+  ].filter(Boolean).join(', ');
 }
 
 /** Autovacuum or autoanalyze runs per table: the columns both have, then the kind's own. */
