@@ -30,10 +30,9 @@ export type SessionLine =
 export type AuthFailureReason = 'password' | 'no_pg_hba_entry' | 'pg_hba_reject' | 'role' | 'other';
 
 const RECEIVED = /^connection received: host=(.*?)(?: port=\d+)?$/;
-// Built piecewise by the server: each part after user= is optional; the SSL and GSS parts
-// (13: SSL with `compression=`; 16+: GSS with `delegated_credentials=`) close the line.
-const AUTHORIZED = /^(replication )?connection authorized: user=(.*?)(?: database=(.*?))?(?: application_name=(.*?))?(?: SSL enabled \(.*| GSS \(.*)?$/;
-const DISCONNECTION = /^disconnection: session time: (\d+):(\d{2}):(\d{2})\.(\d{3}) user=(.*?) database=(.*?) host=(.*?)(?: port=\d+)?$/;
+const DATABASE_MARK = ' database=';
+const APPLICATION_MARK = ' application_name=';
+const SESSION_TIME = /^disconnection: session time: (\d+):(\d{2}):(\d{2})\.(\d{3}) user=/;
 // `%s authentication failed for user "%s"` for every method (password, md5 and scram alike say
 // "password"; LDAP, Ident, Peer, certificate, RADIUS, PAM, BSD, GSSAPI, SSPI, "trust", 18+ OAuth
 // bearer), and `authentication failed for user "%s": host rejected` / `: invalid authentication method`.
@@ -54,11 +53,8 @@ export function sessionLine(event: AnyLogEvent): SessionLine | null {
       const received = RECEIVED.exec(message);
       return received ? { kind: 'received', host: received[1]! } : null;
     }
-    if (message.startsWith('connection authorized: ') || message.startsWith('replication connection authorized: ')) {
-      const authorized = AUTHORIZED.exec(message);
-      if (!authorized) return null;
-      return { kind: 'authorized', replication: authorized[1] !== undefined, user: authorized[2]!, database: authorized[3] ?? null, application: authorized[4] ?? null };
-    }
+    if (message.startsWith('connection authorized: user=')) return authorized(message, false, 'connection authorized: user='.length);
+    if (message.startsWith('replication connection authorized: user=')) return authorized(message, true, 'replication connection authorized: user='.length);
     if (message.startsWith('disconnection: ')) return disconnection(message);
     return null;
   }
@@ -67,11 +63,43 @@ export function sessionLine(event: AnyLogEvent): SessionLine | null {
   return authFailure(event);
 }
 
+/**
+ * `user=%s` + ` database=%s` + ` application_name=%s` + ` SSL enabled (...)` + ` GSS (...)`, each
+ * part after the user optional (13: SSL with `compression=`; 16+: GSS with `delegated_credentials=`).
+ * Cut at the parts' markers, in order, rather than matched by a regex of lazy groups (which
+ * backtracks over the whole line at every character).
+ */
+function authorized(message: string, replication: boolean, userAt: number): SessionLine {
+  const ssl = message.indexOf(' SSL enabled (', userAt);
+  const gss = message.indexOf(' GSS (', userAt);
+  const body = message.slice(userAt, ssl >= 0 ? ssl : gss >= 0 ? gss : message.length);
+  const databaseAt = body.indexOf(DATABASE_MARK);
+  const applicationAt = body.indexOf(APPLICATION_MARK, Math.max(databaseAt, 0));
+  const userEnd = databaseAt >= 0 ? databaseAt : applicationAt >= 0 ? applicationAt : body.length;
+  return {
+    kind: 'authorized',
+    replication,
+    user: body.slice(0, userEnd),
+    database: databaseAt < 0 ? null : body.slice(databaseAt + DATABASE_MARK.length, applicationAt >= 0 ? applicationAt : body.length),
+    application: applicationAt < 0 ? null : body.slice(applicationAt + APPLICATION_MARK.length),
+  };
+}
+
 function disconnection(message: string): SessionLine | null {
-  const match = DISCONNECTION.exec(message);
-  if (!match) return null;
-  const [hours, minutes, seconds, millis] = [match[1], match[2], match[3], match[4]].map(Number) as [number, number, number, number];
-  return { kind: 'disconnection', sessionMs: ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis, user: match[5]!, database: match[6]!, host: match[7]! };
+  const time = SESSION_TIME.exec(message);
+  if (!time) return null;
+  const [hours, minutes, seconds, millis] = [time[1], time[2], time[3], time[4]].map(Number) as [number, number, number, number];
+  // `user=%s database=%s host=%s` + ` port=%s` for TCP: cut at the last markers (a name may hold a space).
+  const rest = message.slice(time[0].length);
+  const databaseAt = rest.lastIndexOf(DATABASE_MARK);
+  const hostAt = rest.lastIndexOf(' host=');
+  if (databaseAt < 0 || hostAt < databaseAt) return null;
+  const portAt = rest.lastIndexOf(' port=');
+  const host = rest.slice(hostAt + ' host='.length, portAt > hostAt ? portAt : rest.length);
+  return {
+    kind: 'disconnection', sessionMs: ((hours * 60 + minutes) * 60 + seconds) * 1000 + millis,
+    user: rest.slice(0, databaseAt), database: rest.slice(databaseAt + DATABASE_MARK.length, hostAt), host,
+  };
 }
 
 /** A refused login: by its text, or by its SQLSTATE class 28 (invalid authorization specification) when logged. */
