@@ -211,16 +211,19 @@ export const MIGRATIONS: readonly string[] = [
   // report section (src/report/log-report/). Every commit of the log's events carries the states
   // of what it read, one row per target and minute, in its own transaction (the statement lines
   // the events table does not keep included); once a minute is closed its rows are merged into
-  // one. `pgvigil report` merges a window's rows in time order instead of re-reading logs.
+  // one, and once an hour is, its minutes are merged into an hour row beside them, so a report
+  // over a week merges 168 hours, not 10,080 minutes. `pgvigil report` reads rows, not logs.
   `
   CREATE TABLE report_minutes (
-    -- Never reused: the merging reads the rows added since the last id it read.
+    -- Never reused: the merging reads the rows added since the last id it read, and an hour row
+    -- is current while its id is above every id of its minutes.
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
     target      TEXT    NOT NULL,
-    minute_ms   INTEGER NOT NULL,  -- the minute's start, epoch ms
-    states      TEXT    NOT NULL   -- JSON: section key to the section's state
+    minute_ms   INTEGER NOT NULL,  -- the start of the minute (or hour), epoch ms
+    span_ms     INTEGER NOT NULL,  -- 60000: a minute; 3600000: an hour, the merge of its minutes
+    states      BLOB    NOT NULL   -- JSON, deflated: section key to the section's state
   );
-  CREATE INDEX report_minutes_by_time ON report_minutes (minute_ms);
+  CREATE INDEX report_minutes_by_time ON report_minutes (span_ms, minute_ms, target);
   CREATE INDEX report_minutes_by_target_time ON report_minutes (target, minute_ms);
   `,
 ];

@@ -57,7 +57,7 @@ function stored(db: Db, window = { fromMs: 0, toMs: Number.MAX_SAFE_INTEGER }) {
   return { ...report, sections: report.sections as { seen: SeenState } };
 }
 
-const rowsPerMinute = (db: Db) => db.prepare('SELECT (minute_ms - ?) / 60000 AS minute, count(*) AS n FROM report_minutes GROUP BY minute_ms ORDER BY minute_ms').all(T0);
+const rowsPerMinute = (db: Db) => db.prepare('SELECT (minute_ms - ?) / 60000 AS minute, count(*) AS n FROM report_minutes WHERE span_ms = 60000 GROUP BY minute_ms ORDER BY minute_ms').all(T0);
 
 describe('the log report per minute in the store', () => {
   it('each commit adds a row per target and minute it read; a minute 2 minutes behind its target\'s newest rows is merged into one', async () => {
@@ -100,6 +100,24 @@ describe('the log report per minute in the store', () => {
     expect(stored(db).sections.seen.messages).toEqual(['a', 'b', 'late', 'x', 'y']);
   });
 
+  it('a closed hour gets an hour row that a whole-hour window reads instead of its minutes; a late minute makes it stale until it is written again', async () => {
+    const db = openStore(':memory:');
+    const { compactor, commit } = daemon(db);
+    commit(event(T0 + 1_000, 'a'), event(T0 + 30 * 60_000, 'b'));
+    commit(event(T0 + 63 * 60_000, 'c'));
+    compactor.runOnce();
+    const spans = () => db.prepare('SELECT span_ms / 60000 AS minutes, count(*) AS n FROM report_minutes GROUP BY span_ms ORDER BY span_ms').all();
+    expect(spans()).toEqual([{ minutes: 1, n: 3 }, { minutes: 60, n: 1 }]);
+    const hour = { fromMs: T0, toMs: T0 + 3_600_000 - 1 };
+    expect(stored(db, hour)).toMatchObject({ minuteRows: 1, sections: { seen: { messages: ['a', 'b'] } } });
+    expect(stored(db, { fromMs: T0 + 60_000, toMs: T0 + 3_600_000 - 1 })).toMatchObject({ minuteRows: 1, sections: { seen: { messages: ['b'] } } });
+    commit(event(T0 + 10 * 60_000, 'late'));
+    expect(stored(db, hour)).toMatchObject({ minuteRows: 3, sections: { seen: { messages: ['a', 'late', 'b'] } } });
+    compactor.runOnce();
+    expect(stored(db, hour)).toMatchObject({ minuteRows: 1, sections: { seen: { messages: ['a', 'late', 'b'] } } });
+    expect(stored(db).sections.seen.messages).toEqual(['a', 'late', 'b', 'c']);
+  });
+
   it('a commit that fails keeps its report rows with its events and offset, and they are stored once when it succeeds', async () => {
     const db = openStore(':memory:');
     const { writer, commit } = daemon(db);
@@ -110,12 +128,12 @@ describe('the log report per minute in the store', () => {
     expect(stored(db).sections.seen.messages).toEqual(['a']);
   });
 
-  it('whatever the commits, the late events, the targets and when merges run, the stored minutes give the fold of every event in time order', async () => {
+  it('whatever the commits, the late events, the targets and when merges run, the stored minutes and hours give each target\'s events in time order', async () => {
     const eventArb = fc.record({ offsetMs: fc.integer({ min: 0, max: 15 * 60_000 }), target: fc.constantFrom('a', 'b'), checkpoint: fc.boolean() });
     await fc.assert(fc.asyncProperty(
       fc.array(eventArb, { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1 }), fc.array(fc.boolean(), { minLength: 1 }),
       async (specs, cuts, mergeAfter) => {
-        const events = specs.map((s, i) => event(T0 + s.offsetMs, `${s.checkpoint ? 'checkpoint' : 'statement'} ${i}`, s.target));
+        const events = specs.map((s, i) => event(T0 + s.offsetMs, `${s.checkpoint ? 'checkpoint' : 'statement'} ${s.target}${i}`, s.target));
         const db = openStore(':memory:');
         const { compactor, commit } = daemon(db);
         for (let at = 0, cut = 0; at < events.length; cut++) {
@@ -126,12 +144,14 @@ describe('the log report per minute in the store', () => {
         }
         const expected = SEEN.empty();
         const minuteOf = (e: AnyLogEvent) => Math.floor(e.tsMs / 60_000);
-        // By minute, then target, then the order read: the order the reader merges rows in.
-        const ordered = events.map((e, i) => ({ e, i })).sort((x, y) => minuteOf(x.e) - minuteOf(y.e) || x.e.target.localeCompare(y.e.target) || x.i - y.i);
+        // Each target's events by minute, then in the order read; targets interleave as hours and minutes fall.
+        const ordered = events.map((e, i) => ({ e, i })).sort((x, y) => minuteOf(x.e) - minuteOf(y.e) || x.i - y.i);
         for (const { e } of ordered) SEEN.add(expected, e, DEFAULT_REPORT_LIMITS);
-        expect(stored(db).sections.seen).toEqual(expected);
+        const perTarget = (seen: SeenState) => ({ perKind: seen.perKind, a: seen.messages.filter((m) => m.includes(' a')), b: seen.messages.filter((m) => m.includes(' b')) });
+        expect(perTarget(stored(db).sections.seen)).toEqual(perTarget(expected));
         await compactor.stop();
-        expect(stored(db).sections.seen).toEqual(expected);
+        expect(perTarget(stored(db).sections.seen)).toEqual(perTarget(expected));
+        expect(db.prepare('SELECT count(*) FROM report_minutes WHERE span_ms = 3600000').pluck().get()).toBe(new Set(events.map((e) => e.target)).size);
         db.close();
       },
     ), { numRuns: 60 });

@@ -1,15 +1,17 @@
 /**
- * Merges each closed minute's stored rows of the log report into one. Every commit of the log
- * adds a row per target and minute it read (minute-folds.ts), so a busy minute gets dozens; once
- * it is closed (its target's rows have reached 2 minutes past it, or the wall clock has) they
- * become one row, and a week's report reads a row per minute. A late row of a merged minute is
- * merged again at the next run; `pgvigil report` merges whatever is there, so nothing waits on this.
+ * Merges each closed minute's stored rows of the log report into one, and each closed hour's
+ * minutes into an hour row beside them. Every commit of the log adds a row per target and minute
+ * it read (minute-folds.ts), so a busy minute gets dozens; once it is closed (its target's rows
+ * have reached 2 minutes past it, or the wall clock has) they become one row, and once its hour
+ * is closed the hour row is (re)written, so a week's report reads 168 rows. A late row of a merged
+ * minute is merged again at the next run and its hour rewritten; until then `pgvigil report`
+ * reads that hour's minutes (report-minutes.ts), so nothing waits on this.
  *
  * Owns: when minutes are merged. Never: folding events (the commits do) or a section's logic.
  */
 import type { Clock, Component } from '../../domain/index.js';
 import type { Db } from '../../store/open-store.js';
-import { ReportMinutesTable } from '../../store/report-minutes.js';
+import { HOUR_SPAN_MS, ReportMinutesTable } from '../../store/report-minutes.js';
 import { LOG_REPORT_SECTIONS } from './index.js';
 import { MINUTE_MS, mergeStates, statesByKey, type AnySection } from './minute-folds.js';
 import { DEFAULT_REPORT_LIMITS, type ReportLimits } from './section.js';
@@ -28,7 +30,7 @@ interface Logger {
 
 export class ReportMinutesCompactor implements Component {
   readonly name = 'report-minutes';
-  readonly stats = { minutesMerged: 0, failures: 0 };
+  readonly stats = { minutesMerged: 0, hoursWritten: 0, failures: 0 };
   private readonly table: ReportMinutesTable;
   private readonly sections: readonly AnySection[];
   private readonly limits: ReportLimits;
@@ -63,16 +65,26 @@ export class ReportMinutesCompactor implements Component {
       const newestByTarget = new Map<string, number>();
       for (const g of groups) newestByTarget.set(g.target, Math.max(newestByTarget.get(g.target) ?? -Infinity, g.minuteMs));
       const nowMs = this.clock.nowMs();
+      const merge = (texts: string[]) => JSON.stringify(statesByKey(this.sections, mergeStates(texts, this.sections, this.limits).states));
+      const hours = new Map<string, { target: string; hourMs: number }>();
       let nextScan = Infinity;
       let lastId = this.scanFromId - 1;
       for (const g of groups) {
         lastId = Math.max(lastId, g.lastId);
-        const closed = all || g.minuteMs + MINUTE_MS + this.closeAfterMs <= Math.max(newestByTarget.get(g.target)!, nowMs);
-        if (!closed) nextScan = Math.min(nextScan, g.firstId);
-        else if (g.rows > 1) {
-          this.table.mergeMinute(g.target, g.minuteMs, (texts) => JSON.stringify(statesByKey(this.sections, mergeStates(texts, this.sections, this.limits).states)));
+        const closedBy = Math.max(newestByTarget.get(g.target)!, nowMs) - this.closeAfterMs;
+        const hourMs = Math.floor(g.minuteMs / HOUR_SPAN_MS) * HOUR_SPAN_MS;
+        const minuteClosed = all || g.minuteMs + MINUTE_MS <= closedBy;
+        const hourClosed = all || hourMs + HOUR_SPAN_MS <= closedBy;
+        if (minuteClosed && g.rows > 1) {
+          this.table.mergeMinute(g.target, g.minuteMs, merge);
           this.stats.minutesMerged++;
         }
+        if (hourClosed) hours.set(`${g.target}\u0000${hourMs}`, { target: g.target, hourMs });
+        else nextScan = Math.min(nextScan, g.firstId);
+      }
+      for (const { target, hourMs } of hours.values()) {
+        this.table.writeHour(target, hourMs, merge);
+        this.stats.hoursWritten++;
       }
       this.scanFromId = nextScan === Infinity ? lastId + 1 : nextScan;
     } catch (err) {
