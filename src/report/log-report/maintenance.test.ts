@@ -40,8 +40,14 @@ describe('maintenance section', () => {
     expect(itemised + (capped.autovacuum.other?.runs ?? 0)).toBe(whole.autovacuum.runs);
   });
 
+  it('counts an autovacuum cancelled by a lock request on its table (real PG 18 log)', async () => {
+    const result = foldResult(maintenanceSection, await fixtureEvents('../log-report/pg18-stderr-cancelled-by-hand'));
+    expect(result.autovacuum.tables.find((t) => t.table === 'postgres.public.cbh_slow')).toMatchObject({ runs: 0, cancelled: 1 });
+    expect(result.per_minute.reduce((n, row) => n + Number(row.cancelled), 0)).toBe(1);
+  });
+
   it('merges any split of real logs as one pass', async () => {
-    const events = (await Promise.all([...CASES, 'pg18-stderr-logical-slot-holds-catalogs'].map((name) => fixtureEvents(name)))).flat();
+    const events = (await Promise.all([...CASES, 'pg18-stderr-logical-slot-holds-catalogs', '../log-report/pg18-stderr-cancelled-by-hand'].map((name) => fixtureEvents(name)))).flat();
     expectMergeProperty(maintenanceSection, events);
   });
 });

@@ -1,12 +1,13 @@
 /**
  * The maintenance section: autovacuum and autoanalyze runs per table (from their log reports,
  * log_autovacuum_min_duration): how often, how long, what vacuum removed and could not remove,
- * its index scans, the buffers and WAL both used; and runs per minute.
+ * its index scans, the buffers and WAL both used, the runs a conflicting lock request cancelled;
+ * and runs per minute.
  *
  * Tables past limits.maxKeys are added up under `other`. A figure no run printed (13's one-line
  * autoanalyze report has no buffers or WAL) stays null, never 0.
  */
-import type { AutoanalyzeDetails, AutovacuumDetails, LogEvent } from '../../domain/index.js';
+import type { AnyLogEvent, AutoanalyzeDetails, AutovacuumDetails, LogEvent } from '../../domain/index.js';
 import { cappedEntry, emptyCappedMap, maxOf, mergeCappedMap, msToSeconds, secondsToMs, sumOf, type CappedMap } from './figures.js';
 import { countInMinute, mergePerMinute, perMinuteRows, type MinuteRow, type PerMinute, type ReportSection } from './section.js';
 
@@ -20,7 +21,8 @@ const VACUUM_MAXES = ['max_dead_not_removable', 'max_removable_cutoff_age_xids']
 
 type Figures<K extends string> = Record<K, number | null>;
 
-type AnalyzeRuns = { runs: number } & Figures<(typeof USAGE_SUMS)[number] | (typeof USAGE_MAXES)[number]>;
+/** `cancelled`: runs cancelled by a conflicting lock request (`canceling autovacuum task`), which log no report. */
+type AnalyzeRuns = { runs: number; cancelled: number } & Figures<(typeof USAGE_SUMS)[number] | (typeof USAGE_MAXES)[number]>;
 type VacuumRuns = AnalyzeRuns & { aggressive_runs: number; wraparound_runs: number }
   & Figures<(typeof VACUUM_SUMS)[number] | (typeof VACUUM_MAXES)[number]>;
 
@@ -61,7 +63,7 @@ function nulls<K extends string>(fields: readonly K[]): Figures<K> {
 }
 
 function emptyAnalyzeRuns(): AnalyzeRuns {
-  return { runs: 0, ...nulls(USAGE_SUMS), ...nulls(USAGE_MAXES) };
+  return { runs: 0, cancelled: 0, ...nulls(USAGE_SUMS), ...nulls(USAGE_MAXES) };
 }
 
 function emptyVacuumRuns(): VacuumRuns {
@@ -80,7 +82,7 @@ function emptyKind<Runs>(make: () => Runs): KindState<Runs> {
 function analyzeRun(d: AutoanalyzeDetails): AnalyzeRuns {
   const elapsedMs = secondsToMs(d.elapsed_s);
   return {
-    runs: 1, elapsed_ms: elapsedMs, max_elapsed_ms: elapsedMs, buffer_hits: d.buffer_hits, buffer_reads: d.buffer_reads,
+    runs: 1, cancelled: 0, elapsed_ms: elapsedMs, max_elapsed_ms: elapsedMs, buffer_hits: d.buffer_hits, buffer_reads: d.buffer_reads,
     buffer_dirtied: d.buffer_dirtied, wal_records: d.wal_records, wal_fpi: d.wal_fpi, wal_bytes: d.wal_bytes,
   };
 }
@@ -88,7 +90,7 @@ function analyzeRun(d: AutoanalyzeDetails): AnalyzeRuns {
 function vacuumRun(d: AutovacuumDetails): VacuumRuns {
   const elapsedMs = secondsToMs(d.elapsed_s);
   return {
-    runs: 1, elapsed_ms: elapsedMs, max_elapsed_ms: elapsedMs, buffer_hits: d.buffer_hits, buffer_reads: d.buffer_reads,
+    runs: 1, cancelled: 0, elapsed_ms: elapsedMs, max_elapsed_ms: elapsedMs, buffer_hits: d.buffer_hits, buffer_reads: d.buffer_reads,
     buffer_dirtied: d.buffer_dirtied, wal_records: d.wal_records, wal_fpi: d.wal_fpi, wal_bytes: d.wal_bytes,
     aggressive_runs: d.aggressive ? 1 : 0, wraparound_runs: d.wraparound ? 1 : 0,
     tuples_removed: d.tuples_removed, tuples_dead_not_removable: d.tuples_dead_not_removable, index_scans: d.index_scans,
@@ -99,6 +101,7 @@ function vacuumRun(d: AutovacuumDetails): VacuumRuns {
 
 function addAnalyzeRuns(into: AnalyzeRuns, from: AnalyzeRuns): void {
   into.runs += from.runs;
+  into.cancelled += from.cancelled;
   for (const f of USAGE_SUMS) into[f] = sumOf(into[f], from[f]);
   for (const f of USAGE_MAXES) into[f] = maxOf(into[f], from[f]);
 }
@@ -114,6 +117,22 @@ function addVacuumRuns(into: VacuumRuns, from: VacuumRuns): void {
 function addRun<Runs>(kind: KindState<Runs>, table: string, run: Runs, maxKeys: number, make: () => Runs, add: (into: Runs, from: Runs) => void): void {
   kind.runs++;
   add(cappedEntry(kind.tables, table, maxKeys, make) ?? kind.other, run);
+}
+
+/**
+ * The ERROR an autovacuum worker logs when a lock request that conflicts with its table lock
+ * cancels it (57014, postgres.c; 13-19), with the CONTEXT naming the run: `automatic vacuum of
+ * table "db.schema.table"` (or analyze). English only, like the classifiers' texts.
+ */
+const CANCELLED = 'canceling autovacuum task';
+const CANCELLED_RUN = /^automatic (vacuum|analyze) of table "(.+)"$/;
+
+/** The run an autovacuum cancellation names in its CONTEXT; null for any other event. */
+function cancelledRun(event: AnyLogEvent): { kind: 'autovacuum' | 'autoanalyze'; table: string } | null {
+  if (event.kind !== 'generic' || event.level !== 'ERROR' || event.message !== CANCELLED) return null;
+  const run = CANCELLED_RUN.exec(event.details.context ?? '');
+  if (run?.[2] === undefined) return null;
+  return { kind: run[1] === 'vacuum' ? 'autovacuum' : 'autoanalyze', table: run[2] };
 }
 
 function mergeKind<Runs>(earlier: KindState<Runs>, later: KindState<Runs>, maxKeys: number, add: (into: Runs, from: Runs) => void): void {
@@ -136,7 +155,7 @@ function kindResult<Runs extends AnalyzeRuns>(kind: KindState<Runs>, topN: numbe
     .sort(([a, x], [b, y]) => (y.elapsed_ms ?? 0) - (x.elapsed_ms ?? 0) || y.runs - x.runs || (a < b ? -1 : 1))
     .slice(0, topN)
     .map(([table, runs]) => resultRuns(table, runs));
-  return { runs: kind.runs, tables_total: kind.tables.size, tables, other: kind.other.runs > 0 ? resultRuns('(other)', kind.other) : null };
+  return { runs: kind.runs, tables_total: kind.tables.size, tables, other: kind.other.runs > 0 || kind.other.cancelled > 0 ? resultRuns('(other)', kind.other) : null };
 }
 
 export const maintenanceSection: ReportSection<MaintenanceState, MaintenanceResult> = {
@@ -152,6 +171,13 @@ export const maintenanceSection: ReportSection<MaintenanceState, MaintenanceResu
     } else if (event.kind === 'autoanalyze') {
       addRun(state.autoanalyze, tableName(event.details), analyzeRun(event.details), limits.maxKeys, emptyAnalyzeRuns, addAnalyzeRuns);
       countInMinute(state.per_minute, event.tsMs, 'autoanalyze');
+    } else {
+      const cancelled = cancelledRun(event);
+      if (cancelled === null) return;
+      const kind: KindState<AnalyzeRuns> = state[cancelled.kind];
+      const make = cancelled.kind === 'autovacuum' ? emptyVacuumRuns : emptyAnalyzeRuns;
+      (cappedEntry(kind.tables, cancelled.table, limits.maxKeys, make) ?? kind.other).cancelled++;
+      countInMinute(state.per_minute, event.tsMs, 'cancelled');
     }
   },
 
@@ -166,7 +192,7 @@ export const maintenanceSection: ReportSection<MaintenanceState, MaintenanceResu
     return {
       autovacuum: kindResult(state.autovacuum, limits.topN),
       autoanalyze: kindResult(state.autoanalyze, limits.topN),
-      per_minute: perMinuteRows(state.per_minute, ['autovacuum', 'autoanalyze']),
+      per_minute: perMinuteRows(state.per_minute, ['autovacuum', 'autoanalyze', 'cancelled']),
     };
   },
 };
