@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { DataCorruptionDetails } from '../domain/index.js';
+import type { LogFormat } from '../parsers/framer.js';
 import { parseLogFile } from '../../test/helpers/scenarios/parse-log.js';
 import { dataPageCorrupted, DEFAULTS } from './data-page-corrupted.js';
 import { eventOf, MemoryRuleView } from './memory-rule-view.js';
@@ -15,7 +16,7 @@ const MINUTE = 60_000;
 const FORMATS = [['stderr', 'log'], ['csvlog', 'csv'], ['jsonlog', 'json']] as const;
 
 /** Real logs of a damaged page read twice, in each format one server wrote (scripts/record-data-corruption-logs.ts). */
-async function recorded(version: number, [format, extension]: (typeof FORMATS)[number]): Promise<RuleEvent[]> {
+async function recorded(version: number, [format, extension]: readonly [LogFormat, string]): Promise<RuleEvent[]> {
   const file = fileURLToPath(new URL(`../../test/fixtures/rule-logs/pg${version}-data-page-corrupted.${extension}`, import.meta.url));
   const parsed = await parseLogFile(path.resolve(file), { format, prefix: '%m [%p] %q%u@%d ', timezone: 'UTC', target: `pg${version}` });
   return parsed.events.map((e, i) => ({ ...e, id: i + 1 })) as RuleEvent[];
