@@ -8,6 +8,7 @@ import { renderIncidentReportText } from '../report/incident-report.js';
 import { openStore } from '../store/open-store.js';
 import { StoreQueries } from '../store/queries.js';
 import { analyzeCaptured as analyze } from '../../test/helpers/analyze-io.js';
+import { loadConfig } from '../config/load-config.js';
 import type { AnalyzeOptions } from './analyze.js';
 import { overlapWarnings } from './analyze-rules.js';
 
@@ -95,6 +96,25 @@ describe('pgvigil analyze --rules', () => {
     expect(alert!.summary).toContain('in 2 databases (billing, shop) for 30 min');
     expect(alert!.evidence.events).toEqual([{ file, line: 1 }, { file, line: 10 }, { file, line: 19 }]);
     expect(alert!.evidence.facts).toMatchObject({ next_xid_at_report: 60_771, autovacuum_pids: '101, 102, 103' });
+  });
+
+  it('takes the rules a config file turns off and its thresholds (analyze --rules -c)', async () => {
+    const file = path.join(dir, 'held-for-25-min.log');
+    writeFileSync(file, [
+      autovacuumReport('2026-11-30 07:00:01.000', 101, 'shop.public.orders', 771, 500, 20_000, 40_000),
+      autovacuumReport('2026-11-30 07:25:01.000', 102, 'shop.public.orders', 771, 40_000, 30_000, 40_000),
+    ].join(''));
+    const rulesOf = (yaml: string) => {
+      const config = path.join(dir, 'analyze-config.yaml');
+      writeFileSync(config, yaml);
+      return { rules: true, rulesConfig: loadConfig({ file: config, env: {} }).rules };
+    };
+    // 25 min is short of vacuum-held-back's 30 by default; a config's 20 min makes it an alert.
+    expect((await analyzeJson([file], { rules: true })).alerts).toEqual([]);
+    const lowered = await analyzeJson([file], rulesOf('rules:\n  thresholds:\n    vacuum-held-back: { min_held_ms: 20m }\n'));
+    expect(lowered.alerts).toEqual([expect.objectContaining({ rule: 'vacuum-held-back', started_at: '2026-11-30T07:25:01.000Z' })]);
+    const disabled = rulesOf('rules:\n  disabled: [vacuum-held-back]\n  thresholds:\n    vacuum-held-back: { min_held_ms: 20m }\n');
+    expect((await analyzeJson([file], disabled)).alerts).toEqual([]);
   });
 
   it('ends at the end of the log an alert whose condition is gone there but whose hold-down has not run out', async () => {

@@ -31,7 +31,7 @@ import { basisOf, type Alert, type AnyLogEvent } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import { isNotable } from '../report/incident-report.js';
-import { RULES_DEFAULTS, buildRules } from '../rules/catalog.js';
+import { RULES_DEFAULTS, buildRules, type RulesOptions } from '../rules/catalog.js';
 import { RuleEngine } from '../rules/engine.js';
 import type { Rule } from '../rules/rule.js';
 import type { TargetInfo } from '../rules/rule-view.js';
@@ -40,6 +40,13 @@ import { StoreRuleViewSource } from '../rules/store-rule-view.js';
 import { AlertStore } from '../store/alert-store.js';
 import { openStore, type Db } from '../store/open-store.js';
 import { StoreWriter } from '../store/store-writer.js';
+
+/**
+ * What a config file (-c) sets of an offline replay: which rules run and their thresholds. Its
+ * pacing (interval, hold-down) stays the replay's own, on the log's time.
+ */
+export type RulesConfig = Pick<RulesOptions, 'disabled' | 'thresholds'>;
+const NO_RULES_CONFIG: RulesConfig = { disabled: [], thresholds: {} };
 
 /** Events handed to the store writer at once; it commits them in one transaction. */
 const BATCH_EVENTS = 5_000;
@@ -108,12 +115,13 @@ export class OfflineRules {
    * `store`: the --db store, which takes every event; without it a temporary store that takes the
    * notable events only.
    */
-  static open(store: OfflineRulesStore | null, targets: readonly string[], log: Logger): OfflineRules {
-    if (store) return new OfflineRules(store.db, store.writer, 'every event', targets, log, null);
+  static open(store: OfflineRulesStore | null, targets: readonly string[], log: Logger, rulesConfig: RulesConfig = NO_RULES_CONFIG): OfflineRules {
+    const options: RulesOptions = { ...RULES_DEFAULTS, disabled: rulesConfig.disabled, thresholds: rulesConfig.thresholds };
+    if (store) return new OfflineRules(store.db, store.writer, 'every event', targets, log, null, options);
     const dir = mkdtempSync(path.join(os.tmpdir(), 'pgvigil-replay-'));
     try {
       const db = openStore(path.join(dir, 'replay.sqlite'));
-      return new OfflineRules(db, new StoreWriter(db, new EventTimeClock(), log), 'notable events', targets, log, dir);
+      return new OfflineRules(db, new StoreWriter(db, new EventTimeClock(), log), 'notable events', targets, log, dir, options);
     } catch (err) {
       rmSync(dir, { recursive: true, force: true });
       throw err;
@@ -127,8 +135,8 @@ export class OfflineRules {
     targets: readonly string[],
     log: Logger,
     private readonly tempDir: string | null,
+    options: RulesOptions,
   ) {
-    const options = RULES_DEFAULTS;
     db.exec('CREATE TEMP TABLE IF NOT EXISTS replay_event_lines (event_id INTEGER PRIMARY KEY, line INTEGER)');
     const insertLine = db.prepare('INSERT OR REPLACE INTO temp.replay_event_lines (event_id, line) VALUES (?, ?)');
     this.lineOf = db.prepare<[number], { source_file: string; line: number | null }>(

@@ -26,7 +26,7 @@ import { readLines } from '../sources/offline-reader.js';
 import { addStats, SourceParser, type ParserLog, type ParserSettings, type PipelineStats } from '../sources/source-parser.js';
 import type { Db } from '../store/open-store.js';
 import type { StoreWriter } from '../store/store-writer.js';
-import type { OfflineRules } from './analyze-rules.js';
+import type { OfflineRules, RulesConfig } from './analyze-rules.js';
 import { AnalyzeProgress } from './analyze-progress.js';
 import { chooseFormats, collectFormat, renderAnalyzeOutput, writeAnalyzeOutput, type OutputFormat } from './analyze-output.js';
 import { EXIT } from './exit-codes.js';
@@ -53,6 +53,8 @@ export interface AnalyzeOptions {
   target?: string | readonly string[];
   /** Replay the rules over the log and report their alerts. */
   rules?: boolean;
+  /** The rules and thresholds of a config file (-c); default every rule at its defaults. */
+  rulesConfig?: RulesConfig;
   /** Statement text kept in what is printed and stored (src/lib/redact.ts). */
   redact?: RedactLevel;
   /** Worker threads parsing in parallel; 1 parses in this thread. */
@@ -113,7 +115,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
   const opened = options.db ? await openStoreWriter(options.db, await storeLogger(io)) : null;
   const store = opened?.writer ?? null;
-  const rules = options.rules ? await openOfflineRules(opened, [...targets.values()], await storeLogger(io)) : null;
+  const rules = options.rules ? await openOfflineRules(opened, [...targets.values()], await storeLogger(io), options.rulesConfig) : null;
   let storeError: string | null = null;
   const reports: AnalyzeFileReport[] = [];
   let totals: PipelineStats | null = null;
@@ -347,9 +349,9 @@ async function openStoreWriter(file: string, log: Logger): Promise<{ db: Db; wri
 }
 
 /** Loaded only with --rules, like the store. */
-async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, targets: readonly string[], log: Logger): Promise<OfflineRules> {
+async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, targets: readonly string[], log: Logger, rulesConfig?: RulesConfig): Promise<OfflineRules> {
   const { OfflineRules } = await import('./analyze-rules.js');
-  return OfflineRules.open(opened, targets, log);
+  return OfflineRules.open(opened, targets, log, rulesConfig);
 }
 
 /** Commits what is left and closes; says what could not be stored, if anything. */
@@ -423,19 +425,29 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--events', 'print every event as NDJSON on stdout (the summary goes to stderr)')
     .option('--db <file>', 'also store the events in this SQLite file (with --rules, the alerts too)')
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
+    .option('-c, --config <file>', "with --rules: the rules this config file turns off (rules.disabled) and its thresholds (rules.thresholds)")
     .option('--target <name[=file]>', "the server a file is the log of: name=FILE for that file, name for every file not named (repeatable; default: the file's name without extensions and rotation suffix, so a primary's and a standby's logs are two servers)", (value: string, all: string[]) => [...all, value], [] as string[])
     .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
     .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
-    .action(async (files: string[], { format, output, ...flags }: Omit<AnalyzeOptions, 'format'> & { format: string[]; output?: string }) => {
+    .action(async (files: string[], { format, output, config, ...flags }: Omit<AnalyzeOptions, 'format'> & { format: string[]; output?: string; config?: string }) => {
       const formats = chooseFormats(format, { json: flags.json, outputFile: output });
-      if (typeof formats === 'string') {
-        process.stderr.write(`pgvigil analyze: ${formats}\n`);
+      const problem = typeof formats === 'string' ? formats : config !== undefined && flags.rules !== true ? '-c sets the rules of --rules: give --rules too' : null;
+      if (problem !== null || typeof formats === 'string') {
+        process.stderr.write(`pgvigil analyze: ${problem}\n`);
         setExitCode(EXIT.USAGE);
         return;
       }
+      const rulesConfig = config === undefined ? undefined : await rulesConfigOf(config);
       // On a terminal, unless --events writes its lines to the same one meanwhile.
       const progress = process.stderr.isTTY === true && !(flags.events === true && process.stdout.isTTY === true);
-      setExitCode(await runAnalyze(files, { ...flags, format: formats.input, outputFormat: formats.output, outputFile: output, progress }));
+      setExitCode(await runAnalyze(files, { ...flags, format: formats.input, outputFormat: formats.output, outputFile: output, progress, rulesConfig }));
     });
+}
+
+/** The rules part of a config file; the whole file is checked as `run` would (a ConfigError exits 2). */
+async function rulesConfigOf(file: string): Promise<RulesConfig> {
+  const { loadConfig } = await import('../config/load-config.js');
+  const { rules } = loadConfig({ file });
+  return { disabled: rules.disabled, thresholds: rules.thresholds };
 }

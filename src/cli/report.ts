@@ -11,6 +11,10 @@ import { EXIT } from './exit-codes.js';
 
 interface ReportFlags {
   db: string;
+  /** --db was given on the command line: it wins over the config's db. */
+  dbGiven?: boolean;
+  /** A config file: its db (the store `run` writes) and its targets' names. */
+  config?: string;
   /** A SQLite store, or a postgres:// URL of the central store (fleet report). */
   store?: string;
   cluster?: string;
@@ -43,6 +47,7 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
   return new Command('report')
     .description('incident report for a past window from the store: alerts, timeline, log summary')
     .option('--db <file>', 'SQLite store (env PGVIGIL_DB)', process.env.PGVIGIL_DB ?? './pgvigil.db')
+    .option('-c, --config <file>', "the config `pgvigil run` was given: its db, and its targets' names for --target")
     .option('--from <time>', 'start: ISO 8601 time, or a duration ago such as 6h, 30m, 2d', '24h')
     .option('--to <time>', 'end: ISO 8601 time, a duration ago, or now', 'now')
     .option('--store <store>', 'a SQLite store, or the central PostgreSQL store as a postgres:// URL: the fleet report, with a per-target summary (read-only role: docs/fleet.md)')
@@ -53,7 +58,7 @@ export function reportCommand(setExitCode: (code: number) => void): Command {
     .option('-o, --output <file>', 'write the report to this file instead of standard output')
     .action(async (flags: ReportFlags, command: Command) => {
       const windowGiven = command.getOptionValueSource('from') !== 'default' || command.getOptionValueSource('to') !== 'default';
-      setExitCode(await runReport({ ...flags, windowGiven }, Date.now()));
+      setExitCode(await runReport({ ...flags, windowGiven, dbGiven: command.getOptionValueSource('db') === 'cli' }, Date.now()));
     });
 }
 
@@ -62,6 +67,10 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   const toMs = parseReportTime(flags.to, nowMs);
   if (fromMs === null || toMs === null || fromMs > toMs) {
     process.stderr.write(`pgvigil report: --from ${JSON.stringify(flags.from)} / --to ${JSON.stringify(flags.to)}: give ISO 8601 times or durations ago (6h, 30m, 2d), from before to\n`);
+    return EXIT.USAGE;
+  }
+  if (flags.config !== undefined && flags.store !== undefined) {
+    process.stderr.write('pgvigil report: -c reads the store its config names (db); --store names another: give one of them\n');
     return EXIT.USAGE;
   }
   if (flags.store !== undefined && isPostgresUrl(flags.store)) {
@@ -76,9 +85,16 @@ export async function runReport(flags: ReportFlags, nowMs: number): Promise<numb
   const [{ openStore, StoreError }, { StoreQueries }, { storedIncidentReport }, { renderIncidentReport }] = await Promise.all([
     import('../store/open-store.js'), import('../store/queries.js'), import('../report/stored-incident-report.js'), import('../report/render-incident-report.js'),
   ]);
+  const { storeOfConfig, unknownTarget } = await import('./store-of-config.js');
+  const fromConfig = flags.config === undefined ? null : storeOfConfig(flags.config, flags.dbGiven === true ? flags.db : undefined);
+  const problem = fromConfig && unknownTarget(flags.target, fromConfig.targets);
+  if (problem) {
+    process.stderr.write(`pgvigil report: ${problem}\n`);
+    return EXIT.USAGE;
+  }
   let db;
   try {
-    db = openStore(flags.store ?? flags.db, { readonly: true });
+    db = openStore(flags.store ?? fromConfig?.dbPath ?? flags.db, { readonly: true });
   } catch (err) {
     process.stderr.write(`pgvigil report: ${err instanceof StoreError ? err.message : String(err)}\n`);
     return EXIT.FAILURE;

@@ -9,7 +9,8 @@ import { isPostgresUrl } from '../lib/conninfo.js';
 import { EXIT } from './exit-codes.js';
 
 interface ServeFlags {
-  store: string;
+  /** Default: the config's db (with -c or PGVIGIL_CONFIG). */
+  store?: string;
   config?: string;
   listen?: string;
   cluster?: string;
@@ -20,8 +21,8 @@ interface ServeFlags {
 export function serveCommand(setExitCode: (code: number) => void): Command {
   return new Command('serve')
     .description('serve the HTTP API and the timeline page over a store, read-only: a SQLite store file or the central PostgreSQL store')
-    .requiredOption('--store <store>', 'a SQLite store file, or the central PostgreSQL store as a postgres:// URL (read-only role: docs/fleet.md)')
-    .option('-c, --config <file>', 'YAML config file for listen, http_token_file and http.allow_unauthenticated (env PGVIGIL_CONFIG)')
+    .option('--store <store>', "a SQLite store file, or the central PostgreSQL store as a postgres:// URL (read-only role: docs/fleet.md); default: the config's db")
+    .option('-c, --config <file>', 'YAML config file for db (the store `run` writes), listen, http_token_file and http.allow_unauthenticated (env PGVIGIL_CONFIG)')
     .option('--listen <host:port>', 'HTTP address (env PGVIGIL_LISTEN; default 127.0.0.1:9899)')
     .option('--cluster <name>', 'only the targets of this cluster (central store)')
     .option('--target <name>', 'only this target (central store)')
@@ -32,16 +33,28 @@ export function serveCommand(setExitCode: (code: number) => void): Command {
 }
 
 async function runServe(flags: ServeFlags): Promise<number> {
-  if (!isPostgresUrl(flags.store) && (flags.cluster !== undefined || flags.target !== undefined)) {
-    process.stderr.write('pgvigil serve: --cluster and --target narrow the central store: give --store postgres://...\n');
-    return EXIT.USAGE;
-  }
   const [{ loadConfig }, { buildServeApp }, { runUntilSignalled }, { createLogger }, { systemClock }] = await Promise.all([
     import('../config/load-config.js'), import('../serve-app.js'), import('./run.js'), import('../lib/logger.js'), import('../domain/clock.js'),
   ]);
-  const config = loadConfig({ file: flags.config ?? null, flags: { listen: flags.listen, log_level: flags.logLevel } });
+  const configFile = flags.config ?? process.env.PGVIGIL_CONFIG ?? null;
+  const config = loadConfig({ file: configFile, flags: { listen: flags.listen, log_level: flags.logLevel } });
+  const store = storeToServe(flags, configFile === null ? null : config.dbPath);
+  if (typeof store !== 'string') {
+    process.stderr.write(`pgvigil serve: ${store.problem}\n`);
+    return EXIT.USAGE;
+  }
   const terminal = process.stderr.isTTY === true;
   const log = createLogger(config.logLevel, terminal);
   const filter = { cluster: flags.cluster ?? null, target: flags.target ?? null };
-  return runUntilSignalled(() => buildServeApp(config, { store: flags.store, filter }, { clock: systemClock, log }), log, { terminal });
+  return runUntilSignalled(() => buildServeApp(config, { store, filter }, { clock: systemClock, log }), log, { terminal });
+}
+
+/** The store to serve: --store, else the config's db (`configDb`, null without a config file). */
+export function storeToServe(flags: Pick<ServeFlags, 'store' | 'cluster' | 'target'>, configDb: string | null): string | { problem: string } {
+  const store = flags.store ?? configDb;
+  if (store === null) return { problem: 'give the store: --store FILE.db|postgres://..., or -c with the config `pgvigil run` was given (its db)' };
+  if (!isPostgresUrl(store) && (flags.cluster !== undefined || flags.target !== undefined)) {
+    return { problem: '--cluster and --target narrow the central store: give --store postgres://...' };
+  }
+  return store;
 }
