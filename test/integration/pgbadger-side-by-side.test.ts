@@ -12,6 +12,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyzeSummary } from '../../src/report/analyze-summary.js';
 import type { CheckpointsResult } from '../../src/report/log-report/checkpoints.js';
 import type { ErrorsResult } from '../../src/report/log-report/errors.js';
+import type { LocksResult } from '../../src/report/log-report/locks.js';
 import type { FingerprintRow, QueriesResult } from '../../src/report/log-report/queries.js';
 import type { SessionsResult } from '../../src/report/log-report/sessions.js';
 import type { TempFilesResult } from '../../src/report/log-report/temp-files.js';
@@ -27,7 +28,7 @@ const WORKLOAD = 'log-report-workload';
 
 interface Analysis {
   summary: AnalyzeSummary;
-  report: { queries: QueriesResult; checkpoints: CheckpointsResult; errors: ErrorsResult; temp_files: TempFilesResult; sessions: SessionsResult };
+  report: { queries: QueriesResult; checkpoints: CheckpointsResult; errors: ErrorsResult; temp_files: TempFilesResult; sessions: SessionsResult; locks: LocksResult };
 }
 
 /** A statement shape in a top 10: the two tools' texts differ, their shape keys must not. */
@@ -219,6 +220,17 @@ describeWithTool('pgbadger', 'pgvigil analyze and pgBadger on the same bytes', (
         } else {
           expect(badger.tempFiles.maxBytes).toBe(log.tempFiles.maxBytes);
         }
+      });
+
+      it('count the same lock waits and time waited', () => {
+        const { badger, vigil, log } = side();
+        const waits = vigil.report.locks.lock_waits;
+        // pgBadger counts the `acquired ... after N ms` lines (log_lock_waits) and adds up their N.
+        expect(badger.lockWaits.count).toBe(log.lockWaitsAcquired);
+        expect(waits.waits).toBe(log.lockWaitsAcquired);
+        expect(waits.by_relation.map((row) => [row.relation, row.acquired])).toEqual([['rw_accounts', log.lockWaitsAcquired]]);
+        // One wait: pgBadger's total is its time, and so is pgvigil's longest.
+        expect(waits.longest_wait_ms).toBe(badger.lockWaits.totalMs);
       });
 
       it('count the same errors, ERROR and FATAL', () => {
