@@ -9,7 +9,7 @@
  * that never completed (a crash or an immediate shutdown cut it short), counted as `unfinished`.
  */
 import type { CheckpointDetails, LogEvent } from '../../domain/index.js';
-import { addCount, maxOf, mergeCounts, msToSeconds, rankCounts, secondsToMs, sumOf } from './figures.js';
+import { addCount, maxOf, mergeCounts, minOf, msToSeconds, rankCounts, secondsToMs, sumOf } from './figures.js';
 import { closePair, emptyPairing, mergePairing, openPair, settleLeading, type PairingCallbacks, type PairingState } from './pairing.js';
 import { countInMinute, mergePerMinute, perMinuteRows, type MinuteRow, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
 
@@ -194,8 +194,7 @@ export const checkpointsSection: ReportSection<CheckpointsState, CheckpointsResu
     const d = event.details;
     if (d.phase === 'too_frequent') {
       state.too_frequent.count++;
-      state.too_frequent.min_seconds_apart = d.seconds_apart === null ? state.too_frequent.min_seconds_apart
-        : Math.min(state.too_frequent.min_seconds_apart ?? d.seconds_apart, d.seconds_apart);
+      state.too_frequent.min_seconds_apart = minOf(state.too_frequent.min_seconds_apart, d.seconds_apart);
       countInMinute(state.per_minute, event.tsMs, 'too_frequent');
       return;
     }
@@ -244,11 +243,6 @@ function mergeTotals(into: Totals, from: Totals): void {
   }
   into.max_total_ms = maxOf(into.max_total_ms, from.max_total_ms);
   into.max_distance_kb = maxOf(into.max_distance_kb, from.max_distance_kb);
-}
-
-function minOf(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  return b === null ? a : Math.min(a, b);
 }
 
 function totalsResult(t: Totals): CheckpointTotals {

@@ -16,6 +16,12 @@ export function maxOf(a: number | null, b: number | null): number | null {
   return b === null ? a : Math.max(a, b);
 }
 
+/** The smaller of a and b, ignoring nulls; null only when both are. */
+export function minOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  return b === null ? a : Math.min(a, b);
+}
+
 /** Seconds as printed (`0.011`) to integer milliseconds; null stays null. */
 export function secondsToMs(seconds: number | null): number | null {
   return seconds === null ? null : Math.round(seconds * 1000);
