@@ -6,15 +6,16 @@
  */
 import { chartLegend } from '../report-html.js';
 import type { ReportChart } from '../report-charts.js';
-import { escapeXml as esc, renderChartSvg } from '../report-svg.js';
+import { escapeXml as esc, renderChartSvg, type AlertPeriod } from '../report-svg.js';
 import type { Column } from '../text-format.js';
 
 export { esc };
 
-/** The log's span, the x axis of every chart. */
+/** The log's span, the x axis of every chart, and the alerts' periods shaded behind each (linked to the alert). */
 export interface TimeWindow {
   fromMs: number;
   toMs: number;
+  alerts: readonly AlertPeriod[];
 }
 
 /** A titled part of the page: its heading is what a reader scans for, its id what the index links to. */
@@ -69,7 +70,7 @@ export function factsTable(facts: ReadonlyArray<readonly [string, string]>): str
 
 /** A chart in the incident report's box, or its empty reason in the same place. */
 export function chartBox(chart: ReportChart, window: TimeWindow): string {
-  const drawn = chart.empty_reason === null ? renderChartSvg(chart, window, []) : absent(chart.empty_reason);
+  const drawn = chart.empty_reason === null ? renderChartSvg(chart, window, window.alerts) : absent(chart.empty_reason);
   return `<section class="chart-box" id="chart-${esc(chart.id)}"><h3>${esc(chart.title)}</h3>${drawn}${chartLegend(chart.lines.map((l) => l.label), chart.lines_omitted)}</section>`;
 }
 

@@ -68,6 +68,14 @@ describe('the log report page', () => {
     expect(html.split('SELECT &#39;&lt;/script&gt;&lt;img src=x onerror=&quot;alert(1)&quot;&gt;&#39; &amp; &quot;x&quot;').length - 1).toBeGreaterThanOrEqual(5);
   });
 
+  it('shades each alert\'s period on the charts, linked to the alert', async () => {
+    const html = renderLogReportHtml(await analyzeResult(CASES[2]![1]));
+    const alerts = [...html.matchAll(/<div class="alert [^"]*" id="alert-(\d+)">/g)].map((m) => m[1]);
+    expect(alerts.length).toBeGreaterThan(1);
+    const queriesChart = /<section class="chart-box" id="chart-queries_per_minute">.*?<\/section>/s.exec(html)?.[0] ?? '';
+    expect([...queriesChart.matchAll(/<a href="#alert-(\d+)"><rect class="alert-period"/g)].map((m) => m[1])).toEqual(alerts);
+  });
+
   it('says what to set when the log has no statement durations, rather than leaving the section out', async () => {
     const html = renderLogReportHtml(await analyzeResult(CASES[3]![1]));
     expect(html).toContain('<h2>Queries: ');

@@ -67,9 +67,12 @@ export function renderLogReportHtml(report: AnalyzeReport): string {
   const results = report.report as Partial<SectionResults>;
   const title = `pgvigil log report${s.first_ts ? ` ${s.first_ts} to ${s.last_ts}` : ''}`;
   // Per-minute points sit at their minute's start: the axis runs from the first one to the end of the last.
-  const window: TimeWindow = s.first_ts === null
+  const span = s.first_ts === null
     ? { fromMs: 0, toMs: MINUTE_MS }
     : { fromMs: Math.floor(Date.parse(s.first_ts) / MINUTE_MS) * MINUTE_MS, toMs: (Math.floor(Date.parse(s.last_ts ?? s.first_ts) / MINUTE_MS) + 1) * MINUTE_MS };
+  // Numbered as the alerts section numbers them (#alert-1, ...), open ones to the end of the log.
+  const alerts = (report.alerts ?? []).map((a, i) => ({ alertId: i + 1, fromMs: Date.parse(a.started_at), toMs: a.ended_at === null ? span.toMs : Date.parse(a.ended_at) }));
+  const window: TimeWindow = { ...span, alerts };
   const sections: PageSection[] = [
     overviewSection(report),
     alertsSection(report.alerts, (alert) => queriesOfAlertWindow(results.queries, alert, s.last_ts)),
