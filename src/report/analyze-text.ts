@@ -5,8 +5,12 @@
 import { NO_SQLSTATE, type AnalyzeSummary, type MinuteStats, type Ranked, type TableAnalyzeStats } from './analyze-summary.js';
 import { renderAlertsSection, type OfflineAlert } from './alerts-text.js';
 import { deadlockLines } from './deadlocks-text.js';
+import type { ErrorsResult } from './log-report/errors.js';
+import { renderErrorsText } from './log-report/errors-text.js';
 import type { QueriesResult } from './log-report/queries.js';
 import { renderQueriesText } from './log-report/queries-text.js';
+import type { SessionsResult } from './log-report/sessions.js';
+import { renderSessionsText } from './log-report/sessions-text.js';
 import { count, counted, countOrDash, lpad, mb, milliseconds, pad, seconds, table, type Column } from './text-format.js';
 
 export interface AnalyzeFileReport {
@@ -49,6 +53,8 @@ export function renderAnalyzeText(report: AnalyzeReport): string {
   out.push(...renderAlertsSection(report.alerts));
   out.push(...renderSummarySections(s));
   out.push(...renderQueriesText(report.report.queries as QueriesResult | undefined));
+  out.push(...renderErrorsText(report.report.errors as ErrorsResult | undefined));
+  out.push(...renderSessionsText(report.report.sessions as SessionsResult | undefined));
 
   const reasons = Object.entries(report.unparsed_by_reason).sort((a, b) => b[1] - a[1]);
   pushSection(out, `Lines not understood (${count(report.unparsed_lines)})`, [
