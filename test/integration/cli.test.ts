@@ -110,6 +110,22 @@ describe('pgvigil CLI', () => {
     expect(help.stdout).toContain('--listen <host:port>');
   });
 
+  it('report, serve and analyze --rules take the config given with -c, and say when it cannot apply (#25 §5)', () => {
+    const config = join(dir, 'store-reader.yaml');
+    writeFileSync(config, `db: ${join(dir, 'store-reader.db')}\ntargets: [{ name: db1 }]\nrules: { disabled: [nope] }\n`);
+    const badRules = pgvigil(['analyze', '--rules', '-c', config, 'x.log']);
+    expect([badRules.code, badRules.stderr]).toEqual([EXIT.USAGE, expect.stringContaining('- rules.disabled: unknown rule id "nope"')]);
+    writeFileSync(config, `db: ${join(dir, 'store-reader.db')}\ntargets: [{ name: db1 }]\n`);
+    const withoutRules = pgvigil(['analyze', '-c', config, 'x.log']);
+    expect([withoutRules.code, withoutRules.stderr]).toEqual([EXIT.USAGE, 'pgvigil analyze: -c sets the rules of --rules: give --rules too\n']);
+    const report = pgvigil(['report', '-c', config, '--target', 'db2']);
+    expect([report.code, report.stderr]).toEqual([EXIT.USAGE, 'pgvigil report: no target "db2" in the config (targets: db1)\n']);
+    // The config's store does not exist yet: report opens that one, not ./pgvigil.db.
+    expect(pgvigil(['report', '-c', config]).stderr).toContain(join(dir, 'store-reader.db'));
+    const serve = pgvigil(['serve']);
+    expect([serve.code, serve.stderr]).toEqual([EXIT.USAGE, expect.stringMatching(/^pgvigil serve: give the store: --store /)]);
+  });
+
   it('takes PGVIGIL_* variables as config: a bad PGVIGIL_LISTEN is reported as the listen field', () => {
     const { code, stderr } = pgvigil(['check'], { PGVIGIL_LISTEN: 'not-an-address' });
     expect(code).toBe(EXIT.USAGE);
