@@ -41,7 +41,8 @@ describe('session rules on a live PostgreSQL 18 with max_connections = 20', () =
     await server.query('INSERT INTO accounts VALUES (1, 100)');
     rig = await startLiveRules(server, {
       'idle-in-transaction-too-long': { minIdleMs: 2_000 },
-      'connections-near-max': { sustainMs: 2_000 },
+      // 85%: one of pgvigil's own connections closing meanwhile (15 of 17) still counts as near.
+      'connections-near-max': { sustainMs: 2_000, warnFraction: 0.85 },
     });
   });
 
@@ -80,7 +81,7 @@ describe('session rules on a live PostgreSQL 18 with max_connections = 20', () =
     await waitUntil(() => alerts().length > 0, WAIT_MS, 'the connections-near-max alert');
     const [fired] = alerts();
     expect(fired?.severity).toBe('warning');
-    expect(fired?.summary).toMatch(new RegExp('^16 of 17 connection slots for ordinary roles on primary in use \\(94%\\) for \\d+ s ' +
+    expect(fired?.summary).toMatch(new RegExp('^1[5-7] of 17 connection slots for ordinary roles on primary in use \\(\\d+%\\) for \\d+ s ' +
       `\\(max_connections 20, 3 reserved\\); most by user \\(application\\): \\d+ \\S+ \\(${APP}\\)`));
 
     await Promise.all(sessions.splice(0).map((c) => c.end()));
