@@ -1,8 +1,8 @@
 /**
  * The literal stripper as a property: statements built from random literals in every syntax
  * PostgreSQL reads ('...', E'...', U&'...', B'...', X'...', N'...', $tag$...$tag$, numbers,
- * nested and line comments, and plain strings written for standard_conforming_strings = off),
- * each carrying a distinctive random payload between characters that end literals in other
+ * nested and line comments, and plain strings written for standard_conforming_strings on or off,
+ * one setting per statement), each carrying a distinctive random payload between characters that end literals in other
  * syntaxes. After redaction no payload survives, whatever surrounds it.
  */
 import fc from 'fast-check';
@@ -27,13 +27,19 @@ interface Literal {
   secret: string;
 }
 
-const literal: fc.Arbitrary<Literal> = fc.oneof(
-  fc.tuple(payload, noise, noise).map(([secret, a, b]) => ({ sql: `'${quoted(a + secret + b, false)}'`, secret })),
+/**
+ * A literal as a server with standard_conforming_strings `on` (a backslash in '...' is a plain
+ * character) or `off` (it escapes) reads it: one statement is written for one setting, as a real
+ * client writes it; a mix of both means what neither reading says.
+ */
+const literal = (backslashesEscape: boolean): fc.Arbitrary<Literal> => fc.oneof(
+  fc.tuple(payload, noise, noise).map(([secret, a, b]) => ({ sql: `'${quoted(a + secret + b, backslashesEscape)}'`, secret })),
   // standard_conforming_strings = off: a backslash escapes a quote inside a plain string.
-  fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `'it\\'s ${a.replaceAll('\\', '').replaceAll("'", "\\'")}${secret}'`, secret })),
+  ...(backslashesEscape ? [fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `'it\\'s ${a.replaceAll('\\', '').replaceAll("'", "\\'")}${secret}'`, secret }))] : []),
   fc.tuple(payload, noise, fc.constantFrom('E', 'e')).map(([secret, a, prefix]) => ({ sql: `${prefix}'\\'${quoted(a + secret, true)}\\\\'`, secret })),
-  fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `U&'${quoted(a + secret, false)}'`, secret })),
-  fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `N'${quoted(secret + a, false)}'`, secret })),
+  // The server refuses U&'...' while standard_conforming_strings is off.
+  ...(backslashesEscape ? [] : [fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `U&'${quoted(a + secret, false)}'`, secret }))]),
+  fc.tuple(payload, noise).map(([secret, a]) => ({ sql: `N'${quoted(secret + a, backslashesEscape)}'`, secret })),
   fc.stringMatching(/^[01]{24}$/).map((secret) => ({ sql: `B'${secret}'`, secret })),
   fc.stringMatching(/^[0-9a-f]{24}$/).map((secret) => ({ sql: `X'${secret}'`, secret })),
   fc.tuple(payload, noise, tag).map(([secret, a, t]) => ({ sql: `$${t}$${a.replaceAll('$', '')}${secret}$${t}$`, secret })),
@@ -43,7 +49,7 @@ const literal: fc.Arbitrary<Literal> = fc.oneof(
 );
 
 /** A statement holding the literals: in a SELECT list, a WHERE clause, an IN list. */
-const statement = fc.array(literal, { minLength: 1, maxLength: 5 }).map((literals) => ({
+const statement = fc.boolean().chain((backslashesEscape) => fc.array(literal(backslashesEscape), { minLength: 1, maxLength: 5 })).map((literals) => ({
   sql: `SELECT a, "Col ""x""" FROM t WHERE ${literals.map((l, i) => `c${i} = ${l.sql}`).join(' AND ')} AND d IN (${literals.map((l) => l.sql).join(', ')})`,
   secrets: literals.map((l) => l.secret),
 }));
