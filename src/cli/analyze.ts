@@ -18,7 +18,10 @@ import type { AnyLogEvent } from '../domain/index.js';
 import type { Logger } from '../lib/logger.js';
 import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/formats/input-format.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
+import { LOG_REPORT_SECTIONS } from '../report/log-report/index.js';
 import { LogReportFold } from '../report/log-report/log-report-fold.js';
+import { foldByMinute } from '../report/log-report/minute-folds.js';
+import { DEFAULT_REPORT_LIMITS } from '../report/log-report/section.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
 import type { AnalyzeFileReport, AnalyzeReport } from '../report/analyze-text.js';
 import { compressionOfFile, expandInputs } from '../sources/log-inputs.js';
@@ -144,7 +147,8 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   };
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
-      store.enqueue({ events: batch });
+      // With the log report's rows of these events, as `pgvigil run` commits them (report --db reads them).
+      store.enqueue({ events: batch, reportMinutes: foldByMinute(batch, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) });
       batch = [];
       while (!store.accepting) await systemClock.sleep(50);
     }
@@ -358,8 +362,13 @@ async function openOfflineRules(opened: { db: Db; writer: StoreWriter } | null, 
 async function closeStore({ db, writer }: { db: Db; writer: StoreWriter }): Promise<string | null> {
   await writer.stop();
   const lost = writer.backlogRows;
+  // Each commit's log report rows merged by minute and hour, as `pgvigil run` merges them.
+  const { ReportMinutesCompactor } = await import('../report/log-report/report-minutes-compactor.js');
+  let mergeError: string | null = null;
+  new ReportMinutesCompactor(db, systemClock, { error: (obj) => { mergeError = String((obj as { err?: unknown }).err); } }).runOnce(true);
   db.close();
-  return lost > 0 ? `${lost} events could not be stored: committing to the store failed (disk full or not writable?)` : null;
+  if (lost > 0) return `${lost} events could not be stored: committing to the store failed (disk full or not writable?)`;
+  return mergeError === null ? null : `the log report's minutes could not be merged (${mergeError}); pgvigil report reads them unmerged, more slowly`;
 }
 
 /**
@@ -432,9 +441,9 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], { format, output, config, ...flags }: Omit<AnalyzeOptions, 'format'> & { format: string[]; output?: string; config?: string }) => {
       const formats = chooseFormats(format, { json: flags.json, outputFile: output });
-      const problem = typeof formats === 'string' ? formats : config !== undefined && flags.rules !== true ? '-c sets the rules of --rules: give --rules too' : null;
-      if (problem !== null || typeof formats === 'string') {
-        process.stderr.write(`pgvigil analyze: ${problem}\n`);
+      // -c sets only what --rules replays: without it the file would be read for nothing.
+      if (typeof formats === 'string' || (config !== undefined && flags.rules !== true)) {
+        process.stderr.write(`pgvigil analyze: ${typeof formats === 'string' ? formats : '-c sets the rules of --rules: give --rules too'}\n`);
         setExitCode(EXIT.USAGE);
         return;
       }

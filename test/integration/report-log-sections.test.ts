@@ -93,4 +93,16 @@ describe('pgvigil report: the log report of a window from the stored minutes', (
     const html = await report(file, firstMs, lastMs, 'html');
     for (const section of LOG_REPORT_SECTIONS) expect(html).toContain(`<section class="log-section" id="log-${section.key}">`);
   });
+
+  it('a store analyze --db made of the same logs gives the same sections', async () => {
+    const dir = testTempDir('report-log-sections');
+    const log = path.join(dir, 'postgresql.log');
+    writeFileSync(log, Buffer.concat([WORKLOAD, SESSIONS].map((file) => readFileSync(file))));
+    const file = path.join(dir, 'analyzed.db');
+    const analyzed = await analyzeCaptured([log], { json: true, target: TARGET, format: 'stderr', prefix: PREFIX, tz: 'UTC', db: file });
+    expect(analyzed.code).toBe(0);
+    const { events } = await parseLogFile(log, { format: 'stderr', prefix: PREFIX, timezone: 'UTC', target: TARGET });
+    const stored = JSON.parse(await report(file, events[0]!.tsMs, events.at(-1)!.tsMs, 'json')) as IncidentReport;
+    expect(stored.log_report?.sections).toEqual((JSON.parse(analyzed.stdout) as { report: unknown }).report);
+  });
 });
