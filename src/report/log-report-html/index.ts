@@ -70,8 +70,12 @@ export function renderLogReportHtml(report: AnalyzeReport): string {
   const span = s.first_ts === null
     ? { fromMs: 0, toMs: MINUTE_MS }
     : { fromMs: Math.floor(Date.parse(s.first_ts) / MINUTE_MS) * MINUTE_MS, toMs: (Math.floor(Date.parse(s.last_ts ?? s.first_ts) / MINUTE_MS) + 1) * MINUTE_MS };
-  // Numbered as the alerts section numbers them (#alert-1, ...), open ones to the end of the log.
-  const alerts = (report.alerts ?? []).map((a, i) => ({ alertId: i + 1, fromMs: Date.parse(a.started_at), toMs: a.ended_at === null ? span.toMs : Date.parse(a.ended_at) }));
+  // Numbered as the alerts section numbers them (#alert-1, ...), open ones to the end of the log. Info
+  // alerts explain rather than warn, and often stay open over the whole log: shading them all
+  // stacks into a red wall that hides the lines.
+  const alerts = (report.alerts ?? [])
+    .map((a, i) => ({ alertId: i + 1, severity: a.severity, fromMs: Date.parse(a.started_at), toMs: a.ended_at === null ? span.toMs : Date.parse(a.ended_at) }))
+    .filter((a) => a.severity !== 'info');
   const window: TimeWindow = { ...span, alerts };
   const sections: PageSection[] = [
     overviewSection(report),
