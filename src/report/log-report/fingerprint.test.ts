@@ -23,6 +23,12 @@ describe('fingerprintOf', () => {
     expect(fingerprintOf('SELECT balance FROM rw_accounts WHERE id = 42').id).toBe(fingerprintOf('SELECT balance FROM rw_accounts WHERE id = $1').id);
   });
 
+  it('keeps no literal the normaliser leaves in a utility statement, whichever execution came first', () => {
+    const first = fingerprintOf("ALTER SYSTEM SET log_filename = 'after-a.log'");
+    expect(first).toEqual({ id: expect.stringMatching(/^[0-9a-f]{16}$/), text: 'ALTER SYSTEM SET log_filename = $1', parsed: true });
+    expect(fingerprintOf("ALTER SYSTEM SET log_filename = 'after-b.log'")).toEqual(first);
+  });
+
   it('tells different statements apart', () => {
     expect(fingerprintOf('SELECT a FROM t WHERE id = 1').id).not.toBe(fingerprintOf('SELECT b FROM t WHERE id = 1').id);
   });

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import v8 from 'node:v8';
 import { fingerprintSync, loadModule, normalizeSync } from 'libpg-query';
-import { hasShape, LITERAL, normalisedShape, shapeParts, type ShapeParts } from './sql-shape.js';
+import { hasShape, LITERAL, normalisedShape, shapeOf, shapeParts, type ShapeParts } from './sql-shape.js';
 
 // The WASM module (PostgreSQL's parser, 1.7 MB) loads once per thread, before any statement is
 // read. V8's optimising tier would compile all of it: ~1 s of CPU and ~90 MB of peak RSS per
@@ -90,7 +90,9 @@ function parse(text: string, shape: string): Fingerprint {
   }
   // Some rejections (an unterminated string) come back as the error's text instead of a throw.
   if (!FINGERPRINT.test(id)) return shapeFingerprint(shape);
-  return { id, text: renumbered(normalised.replace(LIST_OF_PARAMETERS, '$1($2)')), parsed: true };
+  // The normaliser leaves some literals (a utility statement's: ALTER SYSTEM SET x = '...'): the
+  // shape's scan blanks them too, so the text holds none and is the same for every text of the shape.
+  return { id, text: renumbered(normalisedShape(shapeOf(normalised)).replace(LIST_OF_PARAMETERS, '$1($2)')), parsed: true };
 }
 
 function shapeFingerprint(shape: string): Fingerprint {
