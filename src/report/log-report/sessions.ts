@@ -23,8 +23,9 @@ import { sessionLine, type AuthFailureReason } from './session-lines.js';
 
 /** The key under which names past `limits.maxKeys` are counted. */
 export const OTHER_NAME = '(other)';
-/** A connection or refused login whose host no line names. */
+/** A connection or refused login whose host no line names; a refused login whose user none names. */
 export const UNKNOWN_HOST = '(unknown)';
+const UNKNOWN_USER = UNKNOWN_HOST;
 /** A connection authorized without `application_name`. */
 export const NO_APPLICATION = '(none)';
 /** A replication connection's database. */
@@ -164,7 +165,7 @@ function addLine(state: SessionsState, event: AnyLogEvent, limits: ReportLimits)
     case 'auth_failure': {
       const failures = state.auth_failures;
       failures.total++;
-      tally(failures.by_user, line.user ?? event.user ?? '(unknown)', limits);
+      tally(failures.by_user, line.user ?? event.user ?? UNKNOWN_USER, limits);
       tally(failures.by_reason, line.reason satisfies AuthFailureReason, limits);
       const host = line.host ?? takeHost(state.hosts, event.pid, event.tsMs, OUTCOME_AUTH_FAILURE, false);
       if (host !== undefined) countHost(state, { outcome: OUTCOME_AUTH_FAILURE }, host, limits);
