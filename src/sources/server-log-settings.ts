@@ -34,6 +34,10 @@ export const CURRENT_LOGFILE = 'pg_current_logfile';
 export async function readServerLogSettings(target: Target, timeoutMs = 3_000): Promise<Record<string, string>> {
   // The poller's lock_timeout too: a start-up read must not queue behind a DDL any more than a poll.
   const client = new pg.Client({ ...clientConfigFor(target), connectionTimeoutMillis: timeoutMs, statement_timeout: timeoutMs, lock_timeout: POLL_LOCK_TIMEOUT_MS });
+  // A server shutting down between two of these queries sends FATAL 57P01 to an idle client, an
+  // 'error' event that ended the whole process without a listener; the next query rejects with it
+  // instead, and the caller says why the settings could not be read.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     const { rows } = await client.query<{ name: string; setting: string }>(SETTINGS_SQL);
