@@ -70,7 +70,7 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const targets = config.targets.map((target) => new TargetSources(target, { config, db, writer, clock, log, foldReport }));
   // A failover informs every notifier that takes change events; it pages only through the rules.
   for (const t of targets) t.scheduler.onRoleChange((change) => outbox.sendChange(roleChangeNotice(t.target.name, t.target.cluster, change, clock.nowMs())));
-  const retention = new RetentionJob(db, config.retention, clock, log.child({ component: 'retention' }), config.retention.intervalMs);
+  const retention = new RetentionJob(db, { ...config.retention, keepUnforwarded: config.forward.postgres !== null }, clock, log.child({ component: 'retention' }), config.retention.intervalMs);
   const forwarder = buildForwarder(config, db, clock, log.child({ component: 'forward' }));
   const metrics = new Metrics({
     clock,

@@ -478,7 +478,7 @@ describe('Metrics of pgvigil itself', () => {
         writer: () => ({ failing: false, committedRows: 77, backlogRows: 5 }),
         storeSizeBytes: () => 4096,
         notifiers: () => [{ channel: 'pagerduty', queueDepth: 2, rejected: 1, delivered: 9, failures }],
-        retention: () => ({ failures: 3, rowsDeleted: 1_200 }),
+        retention: () => ({ failures: 3, rowsDeleted: 1_200, unforwardedDeleted: { events: 4, samples: 0 } }),
       },
     });
     writer.enqueue({ samples: [sample('pg_a', {}, 1)] });
@@ -497,6 +497,8 @@ describe('Metrics of pgvigil itself', () => {
     expect(got.get('pgvigil_store_size_bytes')).toBe(4096);
     expect(got.get('pgvigil_retention_failures_total')).toBe(3);
     expect(got.get('pgvigil_retention_deleted_rows_total')).toBe(1_200);
+    expect(got.get('pgvigil_retention_unforwarded_deleted_total{table="events"}')).toBe(4);
+    expect(got.get('pgvigil_retention_unforwarded_deleted_total{table="samples"}')).toBe(0);
     expect(got.get('pgvigil_store_write_duration_seconds_count')).toBe(1);
     expect(got.get('pgvigil_notifier_queue_depth{channel="pagerduty"}')).toBe(2);
     expect(got.get('pgvigil_notifier_failures_total{channel="pagerduty",reason="network"}')).toBe(2);

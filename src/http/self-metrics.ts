@@ -70,9 +70,16 @@ export interface SelfStatsSources {
   /** Size of the store's files (database + WAL). */
   storeSizeBytes?: () => number | null;
   notifiers?: () => readonly ChannelStats[];
-  retention?: () => { failures: number; rowsDeleted: number };
+  retention?: () => RetentionStats;
   /** Forwarding to a central PostgreSQL database, when configured. */
   forward?: () => ForwardStats;
+}
+
+export interface RetentionStats {
+  failures: number;
+  rowsDeleted: number;
+  /** Rows deleted over the size budget before the forwarder sent them, per table. */
+  unforwardedDeleted: { events: number; samples: number };
 }
 
 type LabelValues = Record<string, string>;
@@ -174,7 +181,7 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
   const collectors = (): readonly CollectorStats[] => sources.collectors?.() ?? [];
   const collectorLabels = (c: CollectorStats): LabelValues => ({ target: c.target, collector: c.collector });
   const writer = (pick: (w: WriterStats) => number): Reading[] => one(sources.writer && pick(sources.writer()));
-  const retention = (pick: (r: { failures: number; rowsDeleted: number }) => number): Reading[] => one(sources.retention && pick(sources.retention()));
+  const retention = (pick: (r: RetentionStats) => number): Reading[] => one(sources.retention && pick(sources.retention()));
   const channels = (): readonly ChannelStats[] => sources.notifiers?.() ?? [];
   const forward = sources.forward;
   return [
@@ -202,6 +209,10 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
     { name: 'pgvigil_store_backlog_rows', type: 'gauge', help: 'Rows waiting to be committed to the store.', labelNames: [], read: () => writer((w) => w.backlogRows) },
     { name: 'pgvigil_retention_failures_total', type: 'counter', help: 'Retention runs that failed (a locked, full or broken store); each is retried at the next interval.', labelNames: [], read: () => retention((r) => r.failures) },
     { name: 'pgvigil_retention_deleted_rows_total', type: 'counter', help: 'Events and samples deleted by retention.', labelNames: [], read: () => retention((r) => r.rowsDeleted) },
+    {
+      name: 'pgvigil_retention_unforwarded_deleted_total', type: 'counter', help: 'Rows retention deleted to keep the store within its size budget before the forwarder sent them to the central database.', labelNames: ['table'],
+      read: () => (sources.retention ? Object.entries(sources.retention().unforwardedDeleted).map(([table, n]): Reading => [{ table }, n]) : []),
+    },
     { name: 'pgvigil_store_size_bytes', type: 'gauge', help: 'Size of the store files (database and WAL).', labelNames: [], read: () => one(sources.storeSizeBytes?.()) },
 
     { name: 'pgvigil_notifier_queue_depth', type: 'gauge', help: 'Notifications waiting in the outbox per channel (first attempts and retries).', labelNames: ['channel'], read: () => channels().map((c) => [{ channel: c.channel }, c.queueDepth]) },

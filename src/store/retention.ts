@@ -1,9 +1,15 @@
 /**
  * Retention: deletes events and samples past the configured age, then, while the store is over
  * its size budget, the oldest remaining ones; and retires the series rows left without samples
- * (a session's series once its pid is gone for the retention period, a dropped table's). Alerts,
- * transitions and the outbox are kept: they are small and are the incident record. Deletes run
- * in bounded transactions so a large clean-up never holds the write lock for long.
+ * (a session's series once its pid is gone for the retention period, a dropped table's). Alerts
+ * and transitions are kept: they are small and are the incident record. The outbox keeps what is
+ * still to be delivered; rejected notifications go at the retention age (delivered ones are
+ * deleted on delivery). Deletes run in bounded transactions so a large clean-up never holds the
+ * write lock for long.
+ *
+ * With forwarding configured (`keepUnforwarded`), age never deletes an event or a sample the
+ * forwarder has not sent (its cursors, forward_cursors): only the size budget does, and those rows
+ * are counted apart (`unforwardedDeleted`) so the operator learns the central copy has a hole.
  *
  * Before that, per-table samples older than the full-resolution age are thinned to one per step
  * (the latest of each step, so a counter keeps its value at the step's end): per-table series at
@@ -24,6 +30,14 @@ export interface RetentionPolicy {
   /** Samples older than this are thinned to one per `thinnedStepMs`; null (the default) keeps every sample. */
   fullResolutionMs?: number | null;
   thinnedStepMs?: number;
+  /** Forwarding is configured: rows not forwarded yet outlive the age limit, not the size budget. */
+  keepUnforwarded?: boolean;
+}
+
+/** Rows deleted before the forwarder sent them (only ever over the size budget). */
+export interface UnforwardedDeleted {
+  events: number;
+  samples: number;
 }
 
 export interface RetentionResult {
@@ -34,6 +48,15 @@ export interface RetentionResult {
   samplesThinned: number;
   /** Rows of the log report per minute (report_minutes), which go with the events of their minutes. */
   reportMinutesDeleted: number;
+  /** Rejected notifications past the age limit, removed from the outbox. */
+  outboxPruned: number;
+  unforwardedDeleted: UnforwardedDeleted;
+}
+
+/** Where forwarding stands: events up to this id and samples before this time were sent. */
+interface ForwardedUpTo {
+  eventId: number;
+  samplesBeforeMs: number;
 }
 
 /** Thinning done up to (exclusive): each step is thinned once, not re-read at every run. */
@@ -53,13 +76,25 @@ const MAX_THIN_SPAN_MS = 6 * 3_600_000;
 
 export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, mark: ThinningMark = { thinnedBeforeMs: null }): RetentionResult {
   const cutoffMs = nowMs - policy.maxAgeMs;
+  const forwarded = policy.keepUnforwarded === true ? forwardedUpTo(db) : null;
+  // Thinning stops where forwarding stands: the forwarder sends a value per (shorter) forward step.
   const samplesThinned = policy.fullResolutionMs === undefined || policy.fullResolutionMs === null ? 0
-    : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? oldestPerTableSampleMs(db) ?? nowMs), nowMs - policy.fullResolutionMs, mark);
-  const result = { ...deleteOlderThan(db, cutoffMs), samplesThinned };
+    : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? oldestPerTableSampleMs(db) ?? nowMs),
+      Math.min(nowMs - policy.fullResolutionMs, forwarded?.samplesBeforeMs ?? Infinity), mark);
+  const unforwardedDeleted: UnforwardedDeleted = { events: 0, samples: 0 };
+  const result = { ...deleteOlderThan(db, cutoffMs, forwarded), samplesThinned, outboxPruned: pruneOutbox(db, cutoffMs), unforwardedDeleted };
   result.samplesDeleted += samplesThinned;
+  const add = (step: Omit<RetentionResult, 'samplesThinned' | 'outboxPruned' | 'unforwardedDeleted'>) => {
+    result.eventsDeleted += step.eventsDeleted;
+    result.samplesDeleted += step.samplesDeleted;
+    result.seriesRetired += step.seriesRetired;
+    result.reportMinutesDeleted += step.reportMinutesDeleted;
+    return step.eventsDeleted + step.samplesDeleted + step.seriesRetired + step.reportMinutesDeleted;
+  };
   // Over budget: move the cutoff forward from the oldest data until it fits, by about the share of
   // the span the excess is (a store that fills its budget in hours loses its oldest minutes, not
-  // everything older than a day), at least a second and at most a day a time.
+  // everything older than a day), at least a second and at most a day a time. Forwarded rows go
+  // first; what the budget still needs is taken from the unforwarded ones, and counted.
   for (let guard = 0; guard < 1000; guard++) {
     const used = usedBytes(db);
     if (used <= policy.maxSizeBytes) break;
@@ -67,14 +102,31 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
     if (oldest === null) break;
     const excessShare = Math.max((used - policy.maxSizeBytes) / used, MIN_EXCESS_SHARE);
     const stepMs = Math.min(Math.max((nowMs - oldest) * excessShare, 1_000), 86_400_000);
-    const step = deleteOlderThan(db, Math.min(oldest + stepMs, nowMs));
-    result.eventsDeleted += step.eventsDeleted;
-    result.samplesDeleted += step.samplesDeleted;
-    result.seriesRetired += step.seriesRetired;
-    result.reportMinutesDeleted += step.reportMinutesDeleted;
-    if (step.eventsDeleted + step.samplesDeleted + step.seriesRetired + step.reportMinutesDeleted === 0) break;
+    const stepCutoffMs = Math.min(oldest + stepMs, nowMs);
+    let deleted = add(deleteOlderThan(db, stepCutoffMs, forwarded));
+    if (forwarded !== null) {
+      const unforwarded = deleteOlderThan(db, stepCutoffMs, null);
+      unforwardedDeleted.events += unforwarded.eventsDeleted;
+      unforwardedDeleted.samples += unforwarded.samplesDeleted;
+      deleted += add(unforwarded);
+    }
+    if (deleted === 0) break;
   }
   return result;
+}
+
+/** The forward cursors; a stream without one (forwarding not started yet) has sent nothing. */
+function forwardedUpTo(db: Db): ForwardedUpTo {
+  const cursor = db.prepare('SELECT position FROM forward_cursors WHERE stream = ?').pluck();
+  return {
+    eventId: (cursor.get('events') as number | undefined) ?? 0,
+    samplesBeforeMs: (cursor.get('samples') as number | undefined) ?? 0,
+  };
+}
+
+/** Rejected notifications are kept for review as long as the data they were about, no longer. */
+function pruneOutbox(db: Db, cutoffMs: number): number {
+  return db.prepare("DELETE FROM outbox WHERE state = 'rejected' AND created_ms < ?").run(cutoffMs).changes;
 }
 
 /**
@@ -116,14 +168,15 @@ function eachSeriesChunk(db: Db, where: string, perSeries: (id: number) => numbe
   return total;
 }
 
-function deleteOlderThan(db: Db, cutoffMs: number): Omit<RetentionResult, 'samplesThinned'> {
+/** Deletes what is older than the cutoff; with `forwarded`, only what forwarding has sent. */
+function deleteOlderThan(db: Db, cutoffMs: number, forwarded: ForwardedUpTo | null): Omit<RetentionResult, 'samplesThinned' | 'outboxPruned' | 'unforwardedDeleted'> {
   // The newest event stays, old or not: SQLite gives a new row max(id) + 1, so deleting every
   // event would hand out ids again that forwarding's cursor has already passed.
   const events = db.prepare(`DELETE FROM events WHERE id IN (
-    SELECT id FROM events WHERE ts_ms < ? AND id < (SELECT max(id) FROM events) LIMIT ${CHUNK_ROWS})`);
+    SELECT id FROM events WHERE ts_ms < ? AND id <= ? AND id < (SELECT max(id) FROM events) LIMIT ${CHUNK_ROWS})`);
   let eventsDeleted = 0;
   for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
-    deleted = events.run(cutoffMs).changes;
+    deleted = events.run(cutoffMs, forwarded?.eventId ?? Number.MAX_SAFE_INTEGER).changes;
     eventsDeleted += deleted;
   }
   // The log report's minutes go with the events they were folded from.
@@ -133,7 +186,7 @@ function deleteOlderThan(db: Db, cutoffMs: number): Omit<RetentionResult, 'sampl
     deleted = minutes.deleteBefore(cutoffMs, CHUNK_ROWS);
     reportMinutesDeleted += deleted;
   }
-  return { eventsDeleted, reportMinutesDeleted, ...deleteSamplesOlderThan(db, cutoffMs) };
+  return { eventsDeleted, reportMinutesDeleted, ...deleteSamplesOlderThan(db, forwarded === null ? cutoffMs : Math.min(cutoffMs, forwarded.samplesBeforeMs)) };
 }
 
 /**
@@ -193,7 +246,7 @@ function oldestMs(db: Db): number | null {
 export class RetentionJob implements Component {
   readonly name = 'retention';
   /** Runs that failed (a locked, full or broken store): retried at the next interval, and counted. */
-  readonly stats = { failures: 0, rowsDeleted: 0 };
+  readonly stats = { failures: 0, rowsDeleted: 0, unforwardedDeleted: { events: 0, samples: 0 } };
   private timer: { cancel(): void } | null = null;
   private readonly thinning: ThinningMark = { thinnedBeforeMs: null };
 
@@ -201,7 +254,7 @@ export class RetentionJob implements Component {
     private readonly db: Db,
     private readonly policy: RetentionPolicy,
     private readonly clock: Clock,
-    private readonly log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void },
+    private readonly log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void },
     private readonly intervalMs = 600_000,
   ) {}
 
@@ -218,7 +271,12 @@ export class RetentionJob implements Component {
     try {
       const result = applyRetention(this.db, this.policy, this.clock.nowMs(), this.thinning);
       this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted + result.reportMinutesDeleted;
-      if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired + result.reportMinutesDeleted > 0) this.log.info({ ...result }, 'retention removed old data');
+      this.stats.unforwardedDeleted.events += result.unforwardedDeleted.events;
+      this.stats.unforwardedDeleted.samples += result.unforwardedDeleted.samples;
+      if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired + result.reportMinutesDeleted + result.outboxPruned > 0) this.log.info({ ...result }, 'retention removed old data');
+      if (result.unforwardedDeleted.events + result.unforwardedDeleted.samples > 0) {
+        this.log.warn({ ...result.unforwardedDeleted, maxSizeBytes: this.policy.maxSizeBytes }, 'retention deleted rows not forwarded yet to keep the store within its size budget: the central database will miss them');
+      }
     } catch (err) {
       this.stats.failures++;
       this.log.error({ err, file: this.db.name }, 'retention failed; will retry');
