@@ -45,21 +45,30 @@ const ROLE = /^role "(.*?)" (?:does not exist|is not permitted to log in)$/;
 const REFUSED_AFTER_AUTHORIZATION =
   /^(?:database ".*" does not exist|permission denied for database ".*"|database ".*" is not currently accepting connections|cannot connect to invalid database ".*"|too many connections for (?:role|database) ".*"|remaining connection slots are reserved for .*)$/;
 
+// Most of a busy log (`duration:`, `statement:` lines) is turned away by its first two
+// characters, before any other field of the event is looked at.
+const CHAR_C = 'c'.charCodeAt(0);
+const CHAR_R = 'r'.charCodeAt(0);
+const CHAR_D = 'd'.charCodeAt(0);
+const CHAR_I = 'i'.charCodeAt(0);
+
 export function sessionLine(event: AnyLogEvent): SessionLine | null {
-  if (event.language !== undefined) return null;
-  const message = event.message;
-  if (event.level === 'LOG') {
+  const level = event.level;
+  if (level === 'LOG') {
+    const message = event.message;
+    const first = message.charCodeAt(0);
+    if (first === CHAR_D) return message.charCodeAt(1) === CHAR_I && event.language === undefined ? disconnection(message) : null;
+    if ((first !== CHAR_C && first !== CHAR_R) || event.language !== undefined) return null;
     if (message.startsWith('connection received: ')) {
       const received = RECEIVED.exec(message);
       return received ? { kind: 'received', host: received[1]! } : null;
     }
     if (message.startsWith('connection authorized: user=')) return authorized(message, false, 'connection authorized: user='.length);
     if (message.startsWith('replication connection authorized: user=')) return authorized(message, true, 'replication connection authorized: user='.length);
-    if (message.startsWith('disconnection: ')) return disconnection(message);
     return null;
   }
-  if (event.level !== 'FATAL') return null;
-  if (REFUSED_AFTER_AUTHORIZATION.test(message)) return { kind: 'refused_after_authorization' };
+  if (level !== 'FATAL' || event.language !== undefined) return null;
+  if (REFUSED_AFTER_AUTHORIZATION.test(event.message)) return { kind: 'refused_after_authorization' };
   return authFailure(event);
 }
 
