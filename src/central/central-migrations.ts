@@ -161,4 +161,55 @@ export const CENTRAL_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE pgvigil.events ALTER COLUMN details TYPE json USING details::json;
   `,
+  // 4: each forwarding role writes only its own targets' rows (issue #24 §5), so a compromised
+  // sidecar cannot rewrite another's events, alerts or series. forward_roles names what a login
+  // role may write ('*': every target); keyed by session_user, so SET ROLE to a shared group role
+  // gains nothing. A trigger, not row-level security: COPY FROM, the forwarder's fast path, is
+  // refused on a table with row-level security, while it fires row triggers. Reads are not
+  // restricted. Superusers and the schema's owner (migrations, retention, repairs) are not
+  // checked. Roles that could already write keep writing every target, so an upgrade does not
+  // stop a fleet; docs/fleet.md says how to narrow them.
+  `
+  CREATE TABLE pgvigil.forward_roles (
+    role_name name NOT NULL,
+    target    text NOT NULL,
+    PRIMARY KEY (role_name, target)
+  );
+  GRANT SELECT ON pgvigil.forward_roles TO PUBLIC;
+  INSERT INTO pgvigil.forward_roles (role_name, target)
+    SELECT DISTINCT pg_get_userbyid(a.grantee), '*'
+    FROM pg_class c, aclexplode(c.relacl) a
+    WHERE c.oid = 'pgvigil.events'::regclass AND a.privilege_type = 'INSERT' AND a.grantee NOT IN (0, c.relowner);
+
+  CREATE FUNCTION pgvigil.check_forward_target() RETURNS trigger
+  LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
+  DECLARE
+    written text;
+  BEGIN
+    IF EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = session_user AND r.rolsuper)
+       OR session_user = (SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = TG_RELID) THEN
+      RETURN NEW;
+    END IF;
+    -- An update must own the row as it was and as it will be.
+    FOREACH written IN ARRAY CASE WHEN TG_OP = 'UPDATE' THEN ARRAY[OLD.target, NEW.target] ELSE ARRAY[NEW.target] END LOOP
+      IF NOT EXISTS (SELECT 1 FROM pgvigil.forward_roles f WHERE f.role_name = session_user AND f.target IN (written, '*')) THEN
+        RAISE EXCEPTION 'role % may not write rows of target % in pgvigil.%', session_user, written, TG_TABLE_NAME
+          USING ERRCODE = 'insufficient_privilege', HINT = 'pgvigil.forward_roles lists the targets each forwarding role writes (docs/fleet.md).';
+      END IF;
+    END LOOP;
+    RETURN NEW;
+  END
+  $fn$;
+  REVOKE ALL ON FUNCTION pgvigil.check_forward_target() FROM PUBLIC;
+
+  DO $do$
+  DECLARE
+    t text;
+  BEGIN
+    FOREACH t IN ARRAY ARRAY['events', 'alerts', 'alert_transitions', 'series', 'samples', 'targets'] LOOP
+      EXECUTE format('CREATE TRIGGER check_forward_target BEFORE INSERT OR UPDATE ON pgvigil.%I FOR EACH ROW EXECUTE FUNCTION pgvigil.check_forward_target()', t);
+    END LOOP;
+  END
+  $do$;
+  `,
 ];
