@@ -10,7 +10,7 @@ import { promises as fsp } from 'node:fs';
 import type { DetectedFormat } from '../parsers/detect-format.js';
 import { CSV_RECORD_START } from '../parsers/frame-csvlog.js';
 import { DEFAULT_PREFIX } from '../parsers/log-pipeline.js';
-import { compilePrefix } from '../parsers/prefix.js';
+import { compilePrefix, execPrefix } from '../parsers/prefix.js';
 import { levelOf } from '../parsers/severity.js';
 
 /** Tells whether a line begins an entry; null when the format cannot be cut (one range). */
@@ -22,7 +22,7 @@ export function entryStartTest(format: DetectedFormat): ((line: string) => boole
       const prefix = compilePrefix(format.prefix ?? DEFAULT_PREFIX);
       // A prefixed DETAIL/STATEMENT/... line belongs to an entry before it: only a severity starts one.
       return (line) => {
-        const m = prefix.regex.exec(line);
+        const m = execPrefix(prefix, line);
         return m !== null && levelOf(m[prefix.groups.word] as string) !== null;
       };
     }

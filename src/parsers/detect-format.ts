@@ -9,7 +9,7 @@
  */
 import type { Envelope } from './formats/input-format.js';
 import type { LogFormat } from './framer.js';
-import { compilePrefix, type CompiledPrefix } from './prefix.js';
+import { compilePrefix, execPrefix, type CompiledPrefix } from './prefix.js';
 import { SyslogHeaderParser } from './syslog-header.js';
 import { TimestampParser } from './timestamp.js';
 
@@ -163,7 +163,7 @@ function scoreStderr(sample: readonly string[], prefix: CompiledPrefix, syslog: 
       body = line.slice(parsed.bodyStart);
     }
     const continuation = body.charCodeAt(0) === 9 || (syslog && body.startsWith('#011'));
-    if (continuation ? afterMatch : prefix.regex.test(body)) {
+    if (continuation ? afterMatch : execPrefix(prefix, body) !== null) {
       score++;
       afterMatch = true;
     } else {

@@ -20,7 +20,7 @@ import type { LogEntry, LogLevel } from '../domain/log-entry.js';
 import type { Framer, PhysicalLine, UnparsedReason } from './framer.js';
 import { nameOrNull, sourceOf } from './entry-fields.js';
 import { DEFAULT_MAX_FIELD_CHARS, newFramingStats, recordUnparsed } from './framing-stats.js';
-import { compilePrefix, pidFromSessionId, type CompiledPrefix } from './prefix.js';
+import { compilePrefix, execPrefix, pidFromSessionId, type CompiledPrefix } from './prefix.js';
 import { fieldLabelOf, levelOf, type FieldLabel } from './severity.js';
 import { SyslogHeaderParser, type SyslogHeader } from './syslog-header.js';
 import { TimestampParser } from './timestamp.js';
@@ -136,7 +136,7 @@ export class StderrFramer implements Framer {
     if (body.charCodeAt(0) === 9) return this.continueEntry(body.slice(1), '\n', line, text, header);
     if (header !== null && body.startsWith('#011')) return this.continueEntry(body.slice(4), '\n', line, text, header);
 
-    const m = this.prefix.regex.exec(body);
+    const m = execPrefix(this.prefix, body);
     if (m === null) {
       // A long line that write_syslog() cut into pieces continues without a prefix.
       if (header !== null && header.chunk > 1) return this.continueEntry(body, '', line, text, header);

@@ -40,7 +40,10 @@ export interface PrefixGroups {
 
 export interface CompiledPrefix {
   readonly prefix: string;
+  /** Use execPrefix, which tries it only on a line that holds a line word. */
   readonly regex: RegExp;
+  /** A line word anywhere in the line: without one the prefix cannot match (linear, no backtracking). */
+  readonly wordSearch: RegExp;
   readonly groups: Readonly<PrefixGroups>;
   /** Which escape gives the entry time: %m, %t or %n (the first one in the prefix). */
   readonly timestampKind: TimestampKind | null;
@@ -164,11 +167,13 @@ export function compilePrefix(prefix: string, lineWords?: readonly string[]): Co
   if (optionalOpen) source += ')??';
   groupCount++;
   groups.word = groupCount;
+  const words = lineWords === undefined ? `(?:${LINE_WORDS_PATTERN}):  ` : `(?:${alternation(lineWords)})`;
   source += lineWords === undefined ? `(${LINE_WORDS_PATTERN}):  ` : `(${alternation(lineWords)})`;
 
   return {
     prefix,
     regex: new RegExp(source),
+    wordSearch: new RegExp(words),
     groups,
     timestampKind,
     pidFrom: groups.pid !== 0 ? 'p' : groups.session !== 0 ? 'c' : null,
@@ -207,4 +212,15 @@ function alternation(words: readonly string[]): string {
 
 function escapeRegExp(ch: string): string {
   return /[\\^$.*+?()[\]{}|/]/.test(ch) ? `\\${ch}` : ch;
+}
+
+/**
+ * The prefix regex's match of `line`, or null. Padded and free-text escapes make the regex try
+ * many ways to cut a line before it fails (bounded, but up to seconds for `%-20u|%20d|%b|%a:` on
+ * a line of "| | | ..."): a line without any line word, which no cut can match (garbage, a
+ * message's stray continuation), is refused first by a scan that does not backtrack. The scan
+ * reads the whole line: for a test at many positions of one text, use the anchored regex alone.
+ */
+export function execPrefix(prefix: CompiledPrefix, line: string): RegExpExecArray | null {
+  return prefix.wordSearch.test(line) ? prefix.regex.exec(line) : null;
 }
