@@ -7,12 +7,18 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CENTRAL_MIGRATIONS } from '../../src/central/central-migrations.js';
-import { daysAround, dropPartitionsBefore, ensureDayPartitions, migrateCentral, PARTITION_DAYS_AHEAD, requireCentralSchema } from '../../src/central/migrate-central.js';
+import { daysAround, dropPartitionsBefore, ensureDayPartitions, migrateCentral, PARTITION_DAYS_AHEAD, requireCentralSchema, utcDay } from '../../src/central/migrate-central.js';
 import { destroyAllServers, startPrimary, type PgServer, type PgVersion } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-processes.js';
 import { describeWithTool } from '../helpers/tools.js';
 
-const NOW_MS = Date.UTC(2026, 11, 1, 12);
+const DAY_MS = 86_400_000;
+/** Noon UTC today: ensure_day_partitions takes days near the server's own clock only (central migration 5). */
+const NOW_MS = Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS / 2;
+const YESTERDAY = utcDay(NOW_MS - DAY_MS);
+/** Two days a sidecar may still send (a drained store of old logs), before the window of partitions migrate creates. */
+const OLD_DAYS = [utcDay(NOW_MS - 300 * DAY_MS), utcDay(NOW_MS - 200 * DAY_MS)] as const;
+const partitionSuffix = (day: string) => day.replaceAll('-', '');
 
 function migrationSuite(version: PgVersion): void {
   let server: PgServer;
@@ -53,8 +59,8 @@ function migrationSuite(version: PgVersion): void {
     expect(rows.map((r) => r.name)).toEqual(daysAround(NOW_MS, 1, PARTITION_DAYS_AHEAD).map((d) => `events_${d.replaceAll('-', '')}`));
     await client.query(`SET TimeZone = 'UTC'`);
     const { rows: [first] } = await client.query<{ bound: string }>(
-      `SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = 'events_20261130'`);
-    expect(first!.bound).toBe(`FOR VALUES FROM ('2026-11-30 00:00:00+00') TO ('2026-12-01 00:00:00+00')`);
+      `SELECT pg_get_expr(relpartbound, oid) AS bound FROM pg_class WHERE relname = $1`, [`events_${partitionSuffix(YESTERDAY)}`]);
+    expect(first!.bound).toBe(`FOR VALUES FROM ('${YESTERDAY} 00:00:00+00') TO ('${utcDay(NOW_MS)} 00:00:00+00')`);
   });
 
   it('keeps event details as json, in every partition (migration 3: no jsonb conversion per forwarded row)', async () => {
@@ -74,30 +80,43 @@ function migrationSuite(version: PgVersion): void {
     const today = new Date(NOW_MS);
     expect((await client.query(insert, [today])).rowCount).toBe(1);
     expect((await client.query(insert, [today])).rowCount).toBe(0);
-    const longAgo = new Date(Date.UTC(2020, 0, 15, 3));
+    const longAgo = new Date(`${OLD_DAYS[0]}T03:00:00Z`);
     await expect(client.query(insert, [longAgo])).rejects.toThrow(/no partition of relation "events" found for row/);
-    expect(await ensureDayPartitions(client, ['2020-01-15'])).toBe(4);
-    expect(await ensureDayPartitions(client, ['2020-01-15'])).toBe(0);
+    expect(await ensureDayPartitions(client, [OLD_DAYS[0]])).toBe(4);
+    expect(await ensureDayPartitions(client, [OLD_DAYS[0]])).toBe(0);
     expect((await client.query(insert, [longAgo])).rowCount).toBe(1);
   });
 
   it('a forwarder that waited while another created the same day finds it made, and fails nothing', async () => {
     const [first, second] = [await connect(), await connect()];
     await first.query('BEGIN');
-    expect(await ensureDayPartitions(first, ['2021-03-01'])).toBe(4);
+    expect(await ensureDayPartitions(first, [OLD_DAYS[1]])).toBe(4);
     // The second looks (nothing committed yet), then waits for the first's lock.
-    const waiting = ensureDayPartitions(second, ['2021-03-01']);
+    const waiting = ensureDayPartitions(second, [OLD_DAYS[1]]);
     await waitUntil(async () => (await first.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 1,
       10_000, 'the second forwarder waiting for the partition lock');
     await first.query('COMMIT');
     expect(await waiting).toBe(0);
   });
 
+  it('refuses partitions for a day far from the central clock (a sidecar with a wrong clock), creating none of the batch', async () => {
+    const client = await connect();
+    const partitions = async () => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM pg_inherits WHERE inhparent = 'pgvigil.events'::regclass`)).rows[0]!.n);
+    const before = await partitions();
+    for (const wrong of ['2099-06-01', '1970-01-01', utcDay(NOW_MS + 8 * DAY_MS), utcDay(NOW_MS - 401 * DAY_MS)]) {
+      await expect(ensureDayPartitions(client, [utcDay(NOW_MS + 2 * DAY_MS), wrong]))
+        .rejects.toMatchObject({ code: '22008', message: expect.stringContaining(`day ${wrong} is outside`) });
+    }
+    expect(await partitions()).toBe(before);
+    // The edges of the window are accepted.
+    expect(await ensureDayPartitions(client, [utcDay(NOW_MS + 7 * DAY_MS), utcDay(NOW_MS - 400 * DAY_MS)])).toBe(4);
+    await client.query('SELECT pgvigil.drop_partitions_before($1)', [new Date(NOW_MS - 399 * DAY_MS)]);
+  });
+
   it('prune drops whole days older than the cutoff and nothing newer', async () => {
     const client = await connect();
-    const dropped = await dropPartitionsBefore(client, Date.UTC(2026, 10, 30, 6));
-    expect(dropped).toEqual(['alert_transitions_20200115', 'alert_transitions_20210301', 'alerts_20200115', 'alerts_20210301',
-      'events_20200115', 'events_20210301', 'samples_20200115', 'samples_20210301']);
+    const dropped = await dropPartitionsBefore(client, NOW_MS - DAY_MS - DAY_MS / 4);
+    expect(dropped).toEqual(['alert_transitions', 'alerts', 'events', 'samples'].flatMap((table) => OLD_DAYS.map((day) => `${table}_${partitionSuffix(day)}`)));
     const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events');
     expect(Number(rows[0]!.n)).toBe(1);
   });
