@@ -1,16 +1,18 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AnyLogEvent, LogLevel } from '../domain/index.js';
+import type { AnyLogEvent, DeadlockDetails, LogLevel } from '../domain/index.js';
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import { ColumnBatchBuilder, forEachDecoded } from './generic-columns.js';
 
 const T0 = Date.UTC(2026, 11, 2, 5, 0, 0);
 const LEVELS: LogLevel[] = ['LOG', 'ERROR', 'WARNING', 'FATAL', 'DEBUG1'];
+/** A deadlock as the classifier gives one (the summary shows its cycle). */
+const DEADLOCK: DeadlockDetails = { pid: 1, database: null, user: null, statement: null, processes: [], context: null };
 
 function event(kind: 'generic' | 'deadlock', offsetMs: number, level: LogLevel, sqlstate: string | null): AnyLogEvent {
   return {
     kind, target: 'offline', tsMs: T0 + offsetMs, pid: 1, database: null, user: null, level, sqlstate, message: kind,
-    details: kind === 'generic' ? { classified: false } : {}, source: { file: 'x.log', offset: 0, line: null },
+    details: kind === 'generic' ? { classified: false } : DEADLOCK, source: { file: 'x.log', offset: 0, line: null },
   } as AnyLogEvent;
 }
 
