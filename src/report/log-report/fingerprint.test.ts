@@ -29,6 +29,12 @@ describe('fingerprintOf', () => {
     expect(fingerprintOf("ALTER SYSTEM SET log_filename = 'after-b.log'")).toEqual(first);
   });
 
+  it('groups a statement redacted to ? (redact: literals) with its executions as logged', () => {
+    const logged = fingerprintOf("SELECT balance FROM rw_accounts WHERE id IN (3, 4) AND note = 'x'");
+    expect(fingerprintOf('SELECT balance FROM rw_accounts WHERE id IN (?, ?, ?) AND note = ?')).toEqual(logged);
+    expect(logged.parsed).toBe(true);
+  });
+
   it('tells different statements apart', () => {
     expect(fingerprintOf('SELECT a FROM t WHERE id = 1').id).not.toBe(fingerprintOf('SELECT b FROM t WHERE id = 1').id);
   });

@@ -78,18 +78,34 @@ export function fingerprintOf(text: string): Fingerprint {
 const LIST_OF_PARAMETERS = /\b(in\s*)\(\s*(\$\d+)(?:\s*,\s*\$\d+)+\s*\)/gi;
 const PARAMETER = /\$(\d+)/g;
 const FINGERPRINT = /^[0-9a-f]{16}$/;
+const REDACTED_LITERAL = /\?/g;
 
+/**
+ * The parser's fingerprint; for a text it rejects that holds `?`, of that text with each `?` a
+ * parameter: the daemon's default `redact: literals` leaves `?` where each literal was
+ * (src/lib/redact.ts), and the parser takes a parameter as it takes a literal, so a redacted
+ * statement groups with its unredacted executions. Else the shape's.
+ */
 function parse(text: string, shape: string): Fingerprint {
+  return parsed(text) ?? (text.includes('?') ? parsed(asParameters(text)) : null) ?? shapeFingerprint(shape);
+}
+
+function asParameters(redacted: string): string {
+  let n = 0;
+  return redacted.replace(REDACTED_LITERAL, () => `$${++n}`);
+}
+
+function parsed(text: string): Fingerprint | null {
   let id: string;
   let normalised: string;
   try {
     id = fingerprintSync(text);
     normalised = normalizeSync(text);
   } catch {
-    return shapeFingerprint(shape);
+    return null;
   }
   // Some rejections (an unterminated string) come back as the error's text instead of a throw.
-  if (!FINGERPRINT.test(id)) return shapeFingerprint(shape);
+  if (!FINGERPRINT.test(id)) return null;
   // The normaliser leaves some literals (a utility statement's: ALTER SYSTEM SET x = '...'): the
   // shape's scan blanks them too, so the text holds none and is the same for every text of the shape.
   return { id, text: renumbered(normalisedShape(shapeOf(normalised)).replace(LIST_OF_PARAMETERS, '$1($2)')), parsed: true };
