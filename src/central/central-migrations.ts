@@ -215,40 +215,42 @@ export const CENTRAL_MIGRATIONS: readonly string[] = [
   // 5: ensure_day_partitions bounded (issue #24 §5). A sidecar with a wrong clock (or a caller
   // with the forward role's credentials) could otherwise have it create partitions for any day,
   // four tables each: years ahead or back, thousands of tables. It refuses a day more than 7 days
-  // after the central server's date (PARTITION_DAYS_AHEAD, which migrate creates ahead anyway) or
-  // more than 400 days before it (a year's old logs can still be drained), with SQLSTATE 22008
-  // and the day in the message: the batch fails, is counted in pgvigil_forward_failures_total and
-  // retried, and its rows wait in the sidecar's store until the clock or the rows are fixed.
+  // after the central server's UTC date (PARTITION_DAYS_AHEAD, which migrate creates ahead anyway)
+  // or more than 400 days before it (a year's old logs can still be drained), with SQLSTATE 22008
+  // and the day in the message, before creating any: the batch fails, is counted in
+  // pgvigil_forward_failures_total and retried. The unbounded function of migration 1 is kept,
+  // renamed, as what the checked one calls; whoever could execute it now executes the checked one.
   `
-  CREATE OR REPLACE FUNCTION pgvigil.ensure_day_partitions(days date[]) RETURNS integer
+  ALTER FUNCTION pgvigil.ensure_day_partitions(date[]) RENAME TO create_day_partitions;
+  CREATE FUNCTION pgvigil.ensure_day_partitions(days date[]) RETURNS integer
   LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $fn$
   DECLARE
     day date;
-    parent text;
-    partition text;
-    created integer := 0;
     earliest constant date := (now() AT TIME ZONE 'UTC')::date - 400;
     latest constant date := (now() AT TIME ZONE 'UTC')::date + 7;
   BEGIN
     FOREACH day IN ARRAY days LOOP
       IF day < earliest OR day > latest THEN
-        RAISE EXCEPTION 'pgvigil.ensure_day_partitions: day % is outside % to % (the central server''s date -400/+7 days); is the sidecar''s clock wrong?', day, earliest, latest
+        RAISE EXCEPTION 'pgvigil.ensure_day_partitions: day % is outside % to % (the central server''s UTC date -400/+7 days); is the sidecar''s clock wrong?', day, earliest, latest
           USING ERRCODE = 'datetime_field_overflow';
       END IF;
     END LOOP;
-    FOREACH day IN ARRAY days LOOP
-      FOREACH parent IN ARRAY ARRAY['events', 'alerts', 'alert_transitions', 'samples'] LOOP
-        partition := parent || '_' || to_char(day, 'YYYYMMDD');
-        CONTINUE WHEN to_regclass(format('pgvigil.%I', partition)) IS NOT NULL;
-        PERFORM pg_advisory_xact_lock(hashtext('pgvigil.ensure_day_partitions'));
-        CONTINUE WHEN to_regclass(format('pgvigil.%I', partition)) IS NOT NULL;
-        EXECUTE format('CREATE TABLE pgvigil.%I PARTITION OF pgvigil.%I FOR VALUES FROM (%L) TO (%L)',
-          partition, parent, day::timestamp AT TIME ZONE 'UTC', (day + 1)::timestamp AT TIME ZONE 'UTC');
-        created := created + 1;
-      END LOOP;
-    END LOOP;
-    RETURN created;
+    RETURN pgvigil.create_day_partitions(days);
   END
   $fn$;
+  REVOKE ALL ON FUNCTION pgvigil.ensure_day_partitions(date[]) FROM PUBLIC;
+  DO $do$
+  DECLARE
+    grantee oid;
+  BEGIN
+    FOR grantee IN
+      SELECT a.grantee FROM pg_proc p, aclexplode(p.proacl) a
+      WHERE p.oid = 'pgvigil.create_day_partitions(date[])'::regprocedure AND a.grantee NOT IN (0, p.proowner)
+    LOOP
+      EXECUTE format('GRANT EXECUTE ON FUNCTION pgvigil.ensure_day_partitions(date[]) TO %I', pg_get_userbyid(grantee));
+      EXECUTE format('REVOKE ALL ON FUNCTION pgvigil.create_day_partitions(date[]) FROM %I', pg_get_userbyid(grantee));
+    END LOOP;
+  END
+  $do$;
   `,
 ];

@@ -74,6 +74,9 @@ describe('central store: each sidecar role writes only its own targets', () => {
     );
     await copyTransition('db-a');
     await expect(copyTransition('db-b')).rejects.toMatchObject(refused);
+    // Partitions only through the bounded function (central migration 5), not the unbounded one it calls.
+    await expect(a.query("SELECT pgvigil.create_day_partitions(ARRAY['2099-01-01']::date[])")).rejects.toMatchObject({ code: '42501' });
+    await expect(a.query("SELECT pgvigil.ensure_day_partitions(ARRAY['2099-01-01']::date[])")).rejects.toMatchObject({ code: '22008' });
     // The shared group role's grants are A's, its targets are not.
     await a.query('SET ROLE pgvigil_forward');
     await expect(insertEvent(a, 'db-b', STORE_B, 3)).rejects.toMatchObject(refused);
