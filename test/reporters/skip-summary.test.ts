@@ -32,4 +32,10 @@ describe('the skip summary', () => {
     ])).toEqual(['Skipped: 3 tests, by reason:', '      2  chromium missing', '      1  load 9.1 on 2 cores']);
     expect(describeSkips([])).toEqual(['Skipped: none']);
   });
+
+  it('names the tests skipped without a reason (those of a suite whose beforeAll failed)', () => {
+    expect(describeSkips([{ fullName: 'a normal day > pages nobody', note: undefined, mode: 'run' }])).toEqual([
+      'Skipped: 1 test, by reason:', '      1  run flag without a reason', '         without a reason: a normal day > pages nobody',
+    ]);
+  });
 });

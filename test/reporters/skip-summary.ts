@@ -33,8 +33,16 @@ export function describeSkips(skipped: readonly SkippedTest[]): string[] {
     byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
   }
   const rows = [...byReason].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
-  return [`Skipped: ${skipped.length} test${skipped.length === 1 ? '' : 's'}, by reason:`, ...rows.map(([reason, n]) => `  ${String(n).padStart(5)}  ${reason}`)];
+  // A skip nobody explained (often: the tests of a suite whose beforeAll failed) is named.
+  const unexplained = skipped.filter((test) => skipReason(test).endsWith('flag without a reason')).slice(0, UNEXPLAINED_LISTED);
+  return [
+    `Skipped: ${skipped.length} test${skipped.length === 1 ? '' : 's'}, by reason:`,
+    ...rows.map(([reason, n]) => `  ${String(n).padStart(5)}  ${reason}`),
+    ...unexplained.map((test) => `         without a reason: ${test.fullName}`),
+  ];
 }
+
+const UNEXPLAINED_LISTED = 10;
 
 export default class SkipSummaryReporter implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
