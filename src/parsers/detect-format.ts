@@ -61,6 +61,9 @@ const SYSLOG_PREFIXES: readonly string[] = [
   'user=%u,db=%d,app=%a,client=%h ', // pgBadger's recommendation for syslog
   '%m [%p] %q%u@%d ',
   '%t [%p]: [%l-1] user=%u,db=%d,app=%a,client=%h ',
+  // pgBadger's syslog form without the time (the header has it), fields as Dalibo writes them:
+  // seen in a real rsyslog capture (test/fixtures/formats/captured-rsyslog-pgtoolkit-autovacuum).
+  '[%p]: [%l-1] db=%d,user=%u,app=%a,client=%h ',
   '%m [%p] ',
   '%q%u@%d ',
   ' sql_error_code = %e ', // Heroku Postgres (logplex drains)

@@ -24,6 +24,7 @@ import { csvlogToCnpg, csvlogToLogplex, joinStderr, stderrEntryGroups, stderrToC
 import { expectGolden, updatingGoldens } from '../helpers/golden-file.js';
 import { FIXTURES_DIR, readCase } from '../helpers/scenarios/fixture-case.js';
 import { eventsToNdjson } from '../helpers/scenarios/parse-log.js';
+import { ManualClock } from '../helpers/manual-clock.js';
 import { testTempDir } from '../helpers/temp-dir.js';
 import { itWithTool, toolPath } from '../helpers/tools.js';
 
@@ -57,8 +58,10 @@ const CASES: FormatCase[] = [
   { name: 'logplex-pg18-deadlock', source: 'pg18-csvlog-deadlock', format: 'logplex', file: 'heroku.log', make: (t) => csvlogToLogplex(t) },
 ];
 
-async function analyzeFile(file: string): Promise<{ events: AnyLogEvent[]; parser: SourceParser }> {
-  const parser = new SourceParser({ target: 'golden', format: 'auto', timezone: 'UTC' }, silentLogger());
+/** `readAtMs`: when the file is read, for headers without a year (a BSD syslog header takes the latest year that is not in the future). */
+async function analyzeFile(file: string, readAtMs?: number): Promise<{ events: AnyLogEvent[]; parser: SourceParser }> {
+  const clock = readAtMs === undefined ? undefined : new ManualClock(readAtMs);
+  const parser = new SourceParser({ target: 'golden', format: 'auto', timezone: 'UTC', ...(clock && { clock }) }, silentLogger());
   parser.openFile(file);
   const events: AnyLogEvent[] = [];
   await readLines(file, (line) => events.push(...parser.push(line)));
@@ -135,6 +138,8 @@ interface CapturedCase {
   source: string;
   format: InputFormat;
   log_file: string;
+  /** For a sample whose timestamps have no year: the day it was captured. */
+  read_at?: string;
   first_event: { pid: number; ts: string; database: string | null; user: string | null; level: string; kind: string; message: string };
 }
 
@@ -146,13 +151,13 @@ const captured = fs.readdirSync(FORMATS_DIR, { withFileTypes: true })
 
 // Samples the platforms wrote (test/fixtures/formats/README.md says where each comes from).
 describe('envelope samples captured from the real platforms', () => {
-  it('include CloudNativePG and Cloud Logging', () => {
-    expect(new Set(captured.map((c) => c.fixture.format))).toEqual(new Set(['cnpg', 'cloud-logging']));
+  it('include CloudNativePG, Cloud Logging and a syslog file rsyslog wrote', () => {
+    expect(new Set(captured.map((c) => c.fixture.format))).toEqual(new Set(['cnpg', 'cloud-logging', 'stderr']));
   });
 
   for (const { name, dir, fixture } of captured) {
     it(`${name} (${fixture.format})`, async () => {
-      const { events, parser } = await analyzeFile(path.join(dir, fixture.log_file));
+      const { events, parser } = await analyzeFile(path.join(dir, fixture.log_file), fixture.read_at === undefined ? undefined : Date.parse(fixture.read_at));
       const detected = parser.format;
       expect(detected === null ? null : inputFormatName(detected.format, detected.envelope)).toBe(fixture.format);
       const [first] = events;
