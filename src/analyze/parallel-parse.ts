@@ -15,6 +15,7 @@
  */
 import { promises as fsp } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { RedactLevel } from '../lib/redact.js';
 import type { AnyLogEvent } from '../domain/index.js';
 import type { GenericRun } from '../report/analyze-summary.js';
 import type { DetectedFormat } from '../parsers/detect-format.js';
@@ -40,6 +41,8 @@ export interface ParallelOptions {
   summaryOnly?: boolean;
   /** The target of each file's events (src/analyze/file-targets.ts); default the settings' one. */
   targets?: ReadonlyMap<string, string>;
+  /** What the ranges' log report keeps of statements; default off. */
+  redact?: RedactLevel;
 }
 
 /** What one file gave: as SourceParser and readLines report it for a single-threaded run. */
@@ -126,8 +129,9 @@ async function planFile(file: ParsedFile, head: HeadOrError, settings: ParserSet
   const format = head.format;
   Object.assign(file, { firstLine: head.firstLine, format, language: head.translation?.language ?? null });
   const pipeline = { target: options.targets?.get(file.path) ?? settings.target, format: format.format, prefix: format.prefix, syslog: format.syslog, envelope: format.envelope, timezone: settings.timezone, file: file.path };
-  const range = (index: number, rangeBytes: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly'>): PlannedRange => ({
-    file, index, rangeBytes, task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, ...task }, skipped: false, messages: [], wake: null, runner: null,
+  const range = (index: number, rangeBytes: number, task: Omit<RangeTask, 'id' | 'type' | 'pipeline' | 'translation' | 'summaryOnly' | 'redact'>): PlannedRange => ({
+    file, index, rangeBytes, skipped: false, messages: [], wake: null, runner: null,
+    task: { type: 'task', pipeline, translation: head.translation, summaryOnly: options.summaryOnly === true, redact: options.redact ?? 'off', ...task },
   });
   // An envelope's lines are not the server's: where one of its entries starts is its own matter.
   const isEntryStart = format.envelope === undefined ? entryStartTest(format) : null;

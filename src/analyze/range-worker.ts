@@ -14,6 +14,7 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { readShippedCatalogs } from '../parsers/lang/catalog.js';
 import { Translator } from '../parsers/lang/translator.js';
+import { redactEvent, type RedactLevel } from '../lib/redact.js';
 import { LogReportFold, type LogReportStates } from '../report/log-report/log-report-fold.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
@@ -44,6 +45,8 @@ export interface RangeTask {
   ends: number[];
   /** Only a summary is made: batches go as columns (generic-columns.ts). */
   summaryOnly: boolean;
+  /** What the log report keeps of statements (src/lib/redact.ts); the events posted stay whole, the main thread redacts them. */
+  redact: RedactLevel;
 }
 
 export type ToWorker = RangeTask | { type: 'ack' };
@@ -162,7 +165,7 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
   // Folded here, from whole events, before a summary's batch reduces them to columns.
   const report = new LogReportFold();
   const posted = (event: AnyLogEvent): void => {
-    report.add(event);
+    report.add(task.redact === 'off' ? event : redactEvent(event, task.redact));
     batch.push(event);
   };
   let overLongSeen = 0;

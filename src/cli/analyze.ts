@@ -130,20 +130,19 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
 
   let batch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
-  const handleEvent = (original: AnyLogEvent): void => {
+  /** The event as printed, stored and reported: redacted. */
+  const handleEvent = (original: AnyLogEvent): AnyLogEvent => {
     const event = redactEvent(original, redactLevel);
     summary.add(event);
     if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
     // The replay stores what its rules read, in step with their evaluations.
     if (rules) rules.add(event);
     else if (store) batch.push(event);
+    return event;
   };
   /** The single-threaded run's events; with -j N each range's worker folds the log report (range-worker.ts). */
   const handle = (events: AnyLogEvent[]): void => {
-    for (let i = 0; i < events.length; i++) {
-      logReport.add(events[i]!);
-      handleEvent(events[i]!);
-    }
+    for (let i = 0; i < events.length; i++) logReport.add(handleEvent(events[i]!));
   };
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
@@ -163,7 +162,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     const ordered = orderByFirstTimestamp(files, heads);
     if (jobs > 1) {
       const { parseFilesInParallel } = await import('../analyze/parallel-parse.js');
-      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly, targets }, {
+      const parsed = await parseFilesInParallel(ordered, heads, settings, { jobs, rangeBytes: options.rangeBytes, summaryOnly, targets, redact: redactLevel }, {
         onEvent: handleEvent, onGenericRun: (run) => summary.addGenericRun(run), onReport: (states) => logReport.merge(states),
         afterBatch: (inputBytes) => {
           progress?.update(inputBytes);

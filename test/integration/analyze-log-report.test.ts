@@ -34,6 +34,17 @@ describe('analyze: the log report', () => {
     expect(two.report).toEqual(one.report);
   }, 120_000);
 
+  it.each([1, 2])('with --redact literals keeps no literal in the report (-j %i)', async (jobs) => {
+    // The sort that spills to temp files, whose statement the temp-files section quotes as logged.
+    const file = LOGS[2]!;
+    const literal = 'generate_series(1, 40000)';
+    const plain = JSON.parse((await analyze([file], { json: true, jobs })).stdout) as AnalyzeReport;
+    expect(JSON.stringify(plain.report)).toContain(literal);
+    const redacted = JSON.parse((await analyze([file], { json: true, jobs, redact: 'literals', ...(jobs > 1 && { rangeBytes: 300 }) })).stdout) as AnalyzeReport;
+    expect(JSON.stringify(redacted.report)).not.toContain(literal);
+    expect((redacted.report.queries as QueriesResult).queries).toBe((plain.report.queries as QueriesResult).queries);
+  }, 120_000);
+
   it('one report over several files, in the order of their first timestamps', async () => {
     const one = JSON.parse((await analyze(LOGS, { json: true, jobs: 1 })).stdout) as AnalyzeReport;
     const two = JSON.parse((await analyze([...LOGS].reverse(), { json: true, jobs: 2, rangeBytes: 300 })).stdout) as AnalyzeReport;
