@@ -23,6 +23,18 @@ export const OPEN_WAIT_MAX_MS = 30 * 60_000;
 const AFTER_THE_FACT_MS = 10 * 60_000;
 const DELAY_SETTING = 'pg_settings_max_standby_streaming_delay_seconds';
 const SETTINGS_MAX_AGE_MS = 10 * 60_000;
+/** PostgreSQL's default max_standby_streaming_delay, when the setting was not sampled. */
+const DEFAULT_STREAMING_DELAY_SECONDS = 30;
+
+/**
+ * How long replay may wait on a standby query by the server's own setting before it cancels the
+ * query: max_standby_streaming_delay (30 s by default); null when it never cancels (-1).
+ */
+export function streamingDelaySeconds(view: RuleView, target: string): number | null {
+  const sampled = view.latest(DELAY_SETTING, { target, maxAgeMs: SETTINGS_MAX_AGE_MS })[0]?.value;
+  const seconds = sampled === undefined || sampled === null ? DEFAULT_STREAMING_DELAY_SECONDS : sampled;
+  return seconds < 0 ? null : seconds;
+}
 
 /** Tolerated difference between the servers' log clocks and the standby's samples. */
 export const CLOCK_SKEW_MS = 5_000;

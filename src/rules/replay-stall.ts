@@ -27,7 +27,7 @@
 import type { Evidence, RecoveryConflictReason } from '../domain/index.js';
 import { applyDelayOf } from './apply-delay.js';
 import { type LatestSample, type RuleEvent, type RuleView } from './rule-view.js';
-import { CLOCK_SKEW_MS, conflictCause, dropBefore, loggedStalls, OPEN_WAIT_MAX_MS, openWait, waitStartMs } from './replay-stall-log.js';
+import { CLOCK_SKEW_MS, conflictCause, dropBefore, loggedStalls, OPEN_WAIT_MAX_MS, openWait, streamingDelaySeconds, waitStartMs } from './replay-stall-log.js';
 import { formatBytes, formatDuration, formatTime } from './summary-format.js';
 
 export const STANDING_STILL = 'pg_standby_replay_standing_still_seconds';
@@ -87,6 +87,7 @@ export function replayStalls(view: RuleView, options: StallOptions): ReplayStall
     const delay = applyDelayOf(view, s.target);
     if (s.value === null || s.value < options.minStallSeconds + (delay?.seconds ?? 0)) continue;
     const stall = analyse(view, s.target, s.value, s.tsMs, options);
+    if (withinConflictDelay(view, stall)) continue;
     if (delay) {
       stall.applyDelaySeconds = delay.seconds;
       stall.series.push(delay.cited);
@@ -95,6 +96,18 @@ export function replayStalls(view: RuleView, options: StallOptions): ReplayStall
     stalls.push(stall);
   }
   return [...stalls, ...loggedStalls(view, options, sampled)];
+}
+
+/**
+ * Replay waiting on a standby query for less than max_standby_streaming_delay is the server doing
+ * what it was set to do: it cancels the query at the delay and replay goes on (a report of 12 s on
+ * a standby holds replay 12 s, every day). Past the delay, or with no delay (-1: it waits for
+ * ever), the wait is a stall.
+ */
+function withinConflictDelay(view: RuleView, stall: ReplayStall): boolean {
+  if (stall.cause.kind !== 'conflict' && stall.cause.kind !== 'conflict_sampled') return false;
+  const delaySeconds = streamingDelaySeconds(view, stall.target);
+  return delaySeconds !== null && stall.standingStillSeconds !== null && stall.standingStillSeconds < delaySeconds;
 }
 
 /** The latest sample among several series of one name (one per label set): the newest is "now". */

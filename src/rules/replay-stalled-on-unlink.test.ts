@@ -16,8 +16,15 @@ const CLUSTER: TargetInfo[] = [
   { name: 'other-primary', cluster: 'billing' },
 ];
 
+/**
+ * max_standby_streaming_delay = -1: replay waits on standby queries for ever, so a conflict wait
+ * is a stall from min_stall_seconds (with a delay, only past it: see the test at the end).
+ */
+const WAITS_FOR_EVER = seriesOf('pg_settings_max_standby_streaming_delay_seconds', '-1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1', { target: 'standby1' });
+
 // Replay stands still from step 2 to step 8 (standing-still seconds grow 5 s per step), moves at step 9.
 const standby = (still = '0 0 0 5 10 15 20 25 30 0 0', extra: SeriesData[] = []): SeriesData[] => [
+  WAITS_FOR_EVER,
   seriesOf('pg_standby_replay_standing_still_seconds', still, { target: 'standby1' }),
   seriesOf('pg_standby_replay_pending_bytes', '0 0 1e6 2e8 4e8 6e8 8e8 1e9 1.2e9 0 0', { target: 'standby1' }),
   ...extra,
@@ -109,6 +116,17 @@ describe('replay-stalled-on-unlink', () => {
 });
 
 describe('replay-stalled', () => {
+  it('a wait within max_standby_streaming_delay is the setting at work: quiet until the delay has passed', () => {
+    const wait = conflictWait(2, 'waiting');
+    // 30 s, as sampled (and PostgreSQL's default when it is not): the standby cancels the query then.
+    const delayed = standby(undefined, []).filter((s) => s !== WAITS_FOR_EVER)
+      .concat(seriesOf('pg_settings_max_standby_streaming_delay_seconds', '30 30 30 30 30 30 30 30 30 30 30', { target: 'standby1' }));
+    expect(firing([wait], 7, delayed).stalled).toEqual([]);
+    expect(firing([wait], 8, delayed).stalled.map((f) => f.evidence.facts.cause)).toEqual(['conflict']);
+    const unsampled = standby(undefined, []).filter((s) => s !== WAITS_FOR_EVER);
+    expect(firing([wait], 7, unsampled).stalled).toEqual([]);
+  });
+
   it('names the standby query holding the lock replay waits for', () => {
     const wait = conflictWait(2, 'waiting');
     const [finding] = firing([drop(1), wait], 4).stalled;
@@ -132,6 +150,7 @@ describe('replay-stalled', () => {
   it('after a pgvigil restart (standing still counted from its first sample), a wait still open from before is still the cause', () => {
     // pgvigil starts at step 3: standing still counts from there; the wait began at step 2 - 1 s.
     const restarted = (replayLsn: string) => [
+      WAITS_FOR_EVER,
       seriesOf('pg_standby_replay_standing_still_seconds', '_ _ _ 0 5 10 15', { target: 'standby1' }),
       seriesOf('pg_standby_replay_pending_bytes', '_ _ _ 2e8 4e8 6e8 8e8', { target: 'standby1' }),
       seriesOf('pg_standby_replay_lsn_bytes', replayLsn, { target: 'standby1' }),
