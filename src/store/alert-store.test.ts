@@ -92,6 +92,14 @@ describe('AlertStore', () => {
     expect(new Set(pd.map((r) => r.dedup_key)).size).toBe(1);
   });
 
+  it('resolves the incident with its last member in a store without notifiers too (analyze --rules --db)', () => {
+    const db = openStore(':memory:');
+    const store = new AlertStore(db, []);
+    store.fire(input('orders'), T0);
+    store.resolve(input('orders').dedupKey, T0 + 60_000);
+    expect(db.prepare(`SELECT state FROM incidents`).pluck().all()).toEqual(['resolved']);
+  });
+
   it('opens a new incident with a new dedup key after the previous one resolved', () => {
     const { db, store } = setup();
     store.fire(input('orders'), T0);

@@ -229,7 +229,9 @@ export class AlertStore {
     only?: 'pending only' | 'withheld only'): void {
     // In a maintenance window a new alert is withheld from every channel, as one below its min_severity.
     const silenced = this.notifiers.length > 0 && this.silences.covering(alert.target, alert.ruleId, nowMs) !== null;
-    let view: IncidentView | null | undefined;
+    // The incident view also resolves the incident with its last member: built on every transition
+    // (notifiers or none); 'withheld only' builds it only for a channel that may be sent something.
+    let view: IncidentView | null | undefined = only === 'withheld only' ? undefined : incident && this.incidentView(incident, transition, nowMs);
     for (const notifier of this.notifiers) {
       if (!channelMayHear(notifier.channel, alert)) continue;
       // An incident's rule and target are its members', so one lookup serves both kinds.
