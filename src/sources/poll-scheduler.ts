@@ -122,6 +122,22 @@ export const SCHEDULER_METRICS: readonly MetricDef[] = [
 
 /** How long a disconnect waits for the old pools to close before reconnecting anyway. */
 const END_CONNECTIONS_WAIT_MS = 2_000;
+/** How long stop() waits for each of its steps: the runs in flight, the connections closing. */
+const STOP_WAIT_MS = 5_000;
+
+/**
+ * `work`, or STOP_WAIT_MS at most: a real timer, not the scheduler's clock, since a stop must end
+ * whatever the clock (a manual one in tests stands still); unref'd, so it never holds the process.
+ */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); timer.unref(); });
+  try {
+    await Promise.race([work.then(() => undefined, () => undefined), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 /** How long a dropped database's rows are kept out of server-wide runs: far longer than one runs. */
 const DROPPED_DATABASE_MEMORY_MS = 10 * 60_000;
 
@@ -255,9 +271,12 @@ export class PollScheduler implements Component {
     this.running = false;
     this.abort.abort();
     this.cancelTimers();
-    await this.reconnecting;
-    await this.whenIdle();
-    await this.connections.endAll();
+    // Runs in flight end by their statement_timeout; one still waiting for a connection the budget
+    // will not hand out again (CI saw a stop hang 3 min) ends once the connections close under it.
+    const settled = Promise.all([this.reconnecting, this.whenIdle()]);
+    await settledWithin(settled, STOP_WAIT_MS);
+    await settledWithin(this.connections.endAll(), STOP_WAIT_MS);
+    await settledWithin(settled, STOP_WAIT_MS);
   }
 
   /** Resolves when no collector run is in flight. */
