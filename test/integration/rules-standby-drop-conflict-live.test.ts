@@ -55,10 +55,13 @@ describe('rules on a live primary and standby: a DROP TABLE stalls replay behind
       await primary.query('DROP TABLE build_logs');
 
       await waitUntil(() => alert('replay-stalled') !== undefined, 30_000, 'the replay-stalled alert');
-      expect(alert('replay-stalled')?.summary).toMatch(new RegExp(
+      // The summary follows the evidence: the startup process's wait event may be sampled before
+      // the tailer reads the standby's "recovery still waiting" line that names the query.
+      const named = new RegExp(
         '^replay on standby1 has not advanced for \\d+ s \\([\\d.]+ \\S+ of received WAL waiting\\): replay waiting on a lock held by ' +
         `standby query pid ${reader.pid} \\(recovery conflict on lock, probably for DROP TABLE of build_logs on primary at \\d\\d:\\d\\d:\\d\\d UTC\\)$`,
-      ));
+      );
+      await waitUntil(() => named.test(alert('replay-stalled')?.summary ?? ''), 15_000, 'the summary to name the standby query and the DROP');
       await waitUntil(() => alert('replica-lag-over-lb-limit') !== undefined, 20_000, 'the replica-lag alert');
       expect(alert('replica-lag-over-lb-limit')?.summary).toMatch(
         /^standby1 is \d+ s behind the primary, past the 5 s at which load balancers drop it: replay waiting on a lock held by standby query pid \d+/,
