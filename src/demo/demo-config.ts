@@ -78,7 +78,6 @@ export function demoConfig(input: DemoConfigInput): Record<string, unknown> {
         // The standby's 55 s report is the demo's hold: held 15 s is enough here. Only the time is
         // lowered: after the incident the cutoffs are a few XIDs old, below min_age_xids, and quiet.
         'vacuum-held-back': { min_held_ms: 15_000 },
-        'replay-stalled': { min_stall_seconds: 5 },
         'replica-lag-over-lb-limit': { limit_seconds: 10 },
       },
     },

@@ -87,7 +87,6 @@ export function replayStalls(view: RuleView, options: StallOptions): ReplayStall
     const delay = applyDelayOf(view, s.target);
     if (s.value === null || s.value < options.minStallSeconds + (delay?.seconds ?? 0)) continue;
     const stall = analyse(view, s.target, s.value, s.tsMs, options);
-    if (withinConflictDelay(view, stall)) continue;
     if (delay) {
       stall.applyDelaySeconds = delay.seconds;
       stall.series.push(delay.cited);
@@ -102,10 +101,12 @@ export function replayStalls(view: RuleView, options: StallOptions): ReplayStall
  * Replay waiting on a standby query for less than max_standby_streaming_delay is the server doing
  * what it was set to do: it cancels the query at the delay and replay goes on (a report of 12 s on
  * a standby holds replay 12 s, every day). Past the delay, or with no delay (-1: it waits for
- * ever), the wait is a stall.
+ * ever), the wait is a stall. Only replay-stalled is quiet within the delay: the lag it causes is
+ * still lag, and replica-lag-over-lb-limit names this wait as its cause.
  */
-function withinConflictDelay(view: RuleView, stall: ReplayStall): boolean {
-  if (stall.cause.kind !== 'conflict' && stall.cause.kind !== 'conflict_sampled') return false;
+export function withinConflictDelay(view: RuleView, stall: ReplayStall): boolean {
+  // From the log alone (no samples) the setting is unknown: a logged wait is judged as before.
+  if (stall.series.length === 0 || (stall.cause.kind !== 'conflict' && stall.cause.kind !== 'conflict_sampled')) return false;
   const delaySeconds = streamingDelaySeconds(view, stall.target);
   return delaySeconds !== null && stall.standingStillSeconds !== null && stall.standingStillSeconds < delaySeconds;
 }

@@ -11,7 +11,7 @@
  * standby queries show replay waited, up to max_standby_streaming_delay (replay-stall-log.ts).
  */
 import { evidenceOf, findingKey, type Rule } from './rule.js';
-import { causeEventIds, describeCause, describeStall, replayStalls, STALL_DEFAULTS, type StallOptions } from './replay-stall.js';
+import { causeEventIds, describeCause, describeStall, replayStalls, STALL_DEFAULTS, withinConflictDelay, type StallOptions } from './replay-stall.js';
 
 export const ID = 'replay-stalled';
 
@@ -26,7 +26,7 @@ export function replayStalled(options: ReplayStalledOptions = DEFAULTS): Rule {
     description: 'A standby stopped replaying WAL it has received: a recovery conflict, a pause, or an unknown cause.',
     evaluate(view) {
       return replayStalls(view, options).flatMap((stall) => {
-        if (stall.cause.kind === 'unlink') return [];
+        if (stall.cause.kind === 'unlink' || withinConflictDelay(view, stall)) return [];
         const cause = stall.cause;
         const wait = cause.kind === 'conflict' ? cause.wait.details : null;
         return [{

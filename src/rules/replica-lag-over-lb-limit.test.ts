@@ -158,6 +158,20 @@ describe('replica-lag-over-lb-limit', () => {
     expect(finding?.evidence.series).toEqual([]);
   });
 
+
+  it('names a conflict wait still within max_standby_streaming_delay as the cause (replay-stalled is quiet then; the lag is real)', () => {
+    const tenSeconds = replicaLagOverLbLimit({ ...DEFAULTS, limitSeconds: 10 });
+    const wait = eventOf('recovery_conflict_wait', recoveryWaitDetails({ phase: 'waiting', reason: 'lock', wait_ms: 1000, conflicting_pids: [52311] }),
+      { tsMs: at(1) + 1000, target: 'standby1', pid: 4011 });
+    const series = [
+      ...standby(growing(6), flat(1e6, 6), { still: '0 0 5 10 15 20' }),
+      seriesOf('pg_settings_max_standby_streaming_delay_seconds', flat(30, 6), { target: 'standby1' }),
+    ];
+    const [finding] = tenSeconds.evaluate(new MemoryRuleView({ series, events: [wait], targets: CLUSTER, staleAfterMs: STEP }).at(at(5)), at(5));
+    expect(finding?.summary).toBe(
+      'standby1 is 20 s behind the primary, past the 10 s at which load balancers drop it: replay waiting on a lock held by standby query pid 52311 (recovery conflict on lock)',
+    );
+  });
   describe('a delayed standby (recovery_min_apply_delay = 1 h): only the lag beyond the delay counts', () => {
     // Steps of a minute; WAL arrives 1 MB a minute and replay follows `behindMinutes` later.
     const MINUTE = 60_000;

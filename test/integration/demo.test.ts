@@ -109,16 +109,15 @@ describe('pgvigil demo', () => {
     expect(db.prepare('SELECT max(ts_ms) FROM events').pluck().get() as number).toBeGreaterThan(overMs + 15_000);
   });
 
-  it('names the recovery conflict replay waits on, and the standby query it cancelled', () => {
-    const [stalled] = alerts('replay-stalled');
-    expect(stalled?.target).toBe('standby');
-    expect(stalled?.summary).toMatch(/replay waiting on a lock held by standby query pid \d+(?: \(".*"\))? \(recovery conflict on lock, probably for DROP TABLE of \S+ on primary at [\d:]+ UTC\)$/);
-    expect(stalled?.state).toBe('resolved');
+  it('names the recovery conflict replay waits on as the cause of the lag, and the standby query it cancelled', () => {
+    // Replay waits on the reader no longer than max_standby_streaming_delay, by the server's own
+    // setting: replay-stalled stays quiet; the lag the wait causes is the alert, and names the wait.
+    expect(alerts('replay-stalled')).toEqual([]);
     // Lag counts from when the DROP's WAL arrived (not from the last commit before it), so it passes
     // 10 s for 5 s near the 15 s at which the reader is cancelled: the alert's latest summary may
     // already name the unlink replay does next.
     expect(alerts('replica-lag-over-lb-limit')[0]?.summary).toMatch(
-      /^standby is \d+ s behind the primary, past the 10 s at which load balancers drop it: replay (waiting on a lock|stalled probably on unlink of build_logs)/,
+      /^standby is \d+ s behind the primary, past the 10 s at which load balancers drop it: replay (waiting on a lock held by standby query pid \d+|stalled probably on unlink of build_logs)/,
     );
     const cancelled = db.prepare(`SELECT message, json_extract(details, '$.reason') AS reason, database FROM events
       WHERE target = 'standby' AND kind = 'recovery_conflict'`).all();
@@ -135,7 +134,7 @@ describe('pgvigil demo', () => {
   });
 
   it('tells the story in the terminal: each alert as it fires (with its page) and resolves, then the report', () => {
-    for (const rule of ['xmin-horizon-held', 'replay-stalled', 'replica-lag-over-lb-limit', 'drop-blocks-lock-queue']) {
+    for (const rule of ['xmin-horizon-held', 'replica-lag-over-lb-limit', 'drop-blocks-lock-queue']) {
       expect(stdout).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  FIRING   ${rule} \\(\\w+, (primary|standby)\\): .+\\n {9}http://127\\.0\\.0\\.1:\\d+/api/alerts/\\d+$`, 'm'));
     }
     expect(stdout).toMatch(/^\d\d:\d\d:\d\d {2}RESOLVED drop-blocks-lock-queue \(primary\): ALTER TABLE orders/m);
@@ -167,7 +166,7 @@ describe('pgvigil demo', () => {
       await timeline.page.goto(`${url}/?from=${firstAlertMs - 60_000}&to=${Date.now()}`);
       await timeline.page.waitForSelector('body[data-ready=true]');
       const listed = await timeline.page.locator('#alerts li[data-alert-id]').allTextContents();
-      for (const rule of ['xmin-horizon-held', 'replay-stalled', 'drop-blocks-lock-queue']) expect(listed.join('\n')).toContain(rule);
+      for (const rule of ['xmin-horizon-held', 'replica-lag-over-lb-limit', 'drop-blocks-lock-queue']) expect(listed.join('\n')).toContain(rule);
       const pageShot = await screenshot(timeline.page, 'demo-timeline-page', { fullPage: false });
       expect(timeline.problems).toEqual([]);
       if (process.env.UPDATE_SCREENSHOTS === '1') {
