@@ -15,6 +15,7 @@
  */
 import type { UnreachableReason } from '../lib/pg-errors.js';
 import type { LatestSample, RuleView } from './rule-view.js';
+import { downSpell } from './down-spell.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { citeSample } from './sample-evidence.js';
 import { formatDuration, formatTime } from './summary-format.js';
@@ -68,12 +69,11 @@ export function serverUnreachable(options: ServerUnreachableOptions = DEFAULTS):
 function unreachable(view: RuleView, up: LatestSample, nowMs: number, o: ServerUnreachableOptions): Finding | null {
   const { target } = up;
   const history = view.series(UP, { sinceMs: nowMs - o.lookbackMs, target })[0]?.points ?? [];
-  const lastUp = history.filter((p) => p.value === 1).pop();
-  const downSince = history.find((p) => p.value === 0 && (!lastUp || p.tsMs > lastUp.tsMs))?.tsMs;
+  const { lastUpMs, downSinceMs: downSince } = downSpell(history);
   if (downSince === undefined || nowMs - downSince < o.sustainMs) return null;
   const reasonSample = view.latest(REASON, { target }).sort((a, b) => b.tsMs - a.tsMs)[0];
   const reason = (reasonSample?.labels.reason ?? 'other') as UnreachableReason;
-  const since = `since ${formatTime(downSince)}, ${lastUp ? `last reached at ${formatTime(lastUp.tsMs)}` : 'not reached once'}`;
+  const since = `since ${formatTime(downSince)}, ${lastUpMs !== undefined ? `last reached at ${formatTime(lastUpMs)}` : 'not reached once'}`;
   return {
     dedupKey: findingKey(ID, target),
     target,
@@ -82,7 +82,7 @@ function unreachable(view: RuleView, up: LatestSample, nowMs: number, o: ServerU
     summary: `pgvigil cannot reach ${target} for ${formatDuration(nowMs - downSince)} (${since}): ${WHY[reason] ?? WHY.other}`,
     evidence: evidenceOf({
       series: [citeSample(up), ...(reasonSample ? [citeSample(reasonSample)] : [])],
-      facts: { reason, down_since_ms: downSince, last_up_ms: lastUp?.tsMs ?? null },
+      facts: { reason, down_since_ms: downSince, last_up_ms: lastUpMs ?? null },
     }),
   };
 }

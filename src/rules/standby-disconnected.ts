@@ -17,6 +17,7 @@
  * are not classified yet: samples only.
  */
 import { clusterOf, type LatestSample, type RuleView, type SeriesData } from './rule-view.js';
+import { downSpell } from './down-spell.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { citeLast, citeSample } from './sample-evidence.js';
 import { formatBytes, formatDuration, formatTime } from './summary-format.js';
@@ -65,9 +66,8 @@ export function standbyDisconnected(options: StandbyDisconnectedOptions = DEFAUL
 function receiverDown(view: RuleView, up: LatestSample, nowMs: number, o: StandbyDisconnectedOptions): Finding | null {
   const { target } = up;
   const history = view.series(RECEIVER_UP, { sinceMs: nowMs - o.lookbackMs, target })[0]?.points ?? [];
-  const lastUp = history.filter((p) => p.value === 1).pop();
-  const downSince = history.find((p) => lastUp && p.tsMs > lastUp.tsMs)?.tsMs;
-  if (!lastUp || downSince === undefined || nowMs - downSince < o.sustainMs) return null;
+  const { lastUpMs, downSinceMs: downSince } = downSpell(history);
+  if (lastUpMs === undefined || downSince === undefined || nowMs - downSince < o.sustainMs) return null;
   const sender = view.series(RECEIVER_INFO, { sinceMs: nowMs - o.lookbackMs, target }).sort((a, b) => lastTs(b) - lastTs(a))[0];
   const from = sender ? ` from ${sender.labels.sender_host || '?'}:${sender.labels.sender_port || '?'}` : '';
   // From the first sample without it: WAL streamed between the last sample with it and the disconnect is no archive's.
@@ -80,10 +80,10 @@ function receiverDown(view: RuleView, up: LatestSample, nowMs: number, o: Standb
     dedupKey: findingKey(ID, target, 'walreceiver'),
     target,
     labels: { side: 'standby' },
-    summary: `standby ${target} has no walreceiver for ${formatDuration(nowMs - downSince)} (it streamed${from} until ${formatTime(lastUp.tsMs)})${still}`,
+    summary: `standby ${target} has no walreceiver for ${formatDuration(nowMs - downSince)} (it streamed${from} until ${formatTime(lastUpMs)})${still}`,
     evidence: evidenceOf({
       series: [citeSample(up), ...(sender ? [citeLast(sender)] : []), ...(received ? [citeLast(received)] : [])],
-      facts: { last_streaming_ms: lastUp.tsMs, sender_host: sender?.labels.sender_host ?? null, wal_arrived_bytes: arrived },
+      facts: { last_streaming_ms: lastUpMs, sender_host: sender?.labels.sender_host ?? null, wal_arrived_bytes: arrived },
     }),
   };
 }
