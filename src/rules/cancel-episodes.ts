@@ -1,7 +1,8 @@
 /**
  * Episodes of statements cancelled for one cause, as the info rules report them
  * (recovery-conflict-cancellations, lock-timeouts, deadlocks, statement-timeouts): a failure users
- * saw, explained, that needs no one at 3 am.
+ * saw, explained, that needs no one at 3 am. temp-file-spills groups a statement's temporary
+ * files the same way.
  *
  * An episode is the events of one cause on one target whose gaps are at most the window. It is
  * news while its last event is within the window: its alert keeps one dedup key while the cause
@@ -14,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import type { EventKind } from '../domain/index.js';
 import type { RuleEvent, RuleView } from './rule-view.js';
-import { formatDuration, formatTime } from './summary-format.js';
+import { formatDuration, formatTime, quoteStatement } from './summary-format.js';
 
 export interface EpisodeOptions {
   /** A cause without a new event for this long is over. */
@@ -85,4 +86,30 @@ export function episodeEventIds(episode: Episode<EventKind>): number[] {
 /** A short stable digest of a long cause (a statement's shape) for its dedup key. */
 export function causeDigest(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
+/** Long enough to tell two statements apart in a key; a summary quotes less. */
+const SHAPE_CHARS = 2_000;
+
+/**
+ * One statement shape in one database, as a cause key: its literals removed, so every execution
+ * of it is one cause whatever its values; a statement that was not logged is a cause of its own.
+ */
+export function statementCauseKey(database: string | null, statement: string | null): string {
+  return `${database ?? ''}/${causeDigest(statement === null ? '' : quoteStatement(statement, SHAPE_CHARS))}`;
+}
+
+/** How an alert names a statement's episode: where it ran, the statement quoted, the alert's labels. */
+export function statementCause(episode: Episode<EventKind>, statement: string | null): { where: string; what: string; labels: Record<string, string> } {
+  const { database } = episode.events.at(-1)!;
+  return {
+    where: database === null ? episode.target : `${database} on ${episode.target}`,
+    what: statement === null ? 'a statement that was not logged' : quoteStatement(statement),
+    labels: database === null ? {} : { database },
+  };
+}
+
+/** The processes of an episode's events, as an evidence fact: `4100, 4101`. */
+export function episodePids(episode: Episode<EventKind>): string {
+  return [...new Set(episode.events.map((e) => e.pid).filter((p) => p !== null))].join(', ');
 }

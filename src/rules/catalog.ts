@@ -13,6 +13,7 @@ import { dataPageCorrupted, DEFAULTS as DATA_PAGE_CORRUPTED } from './data-page-
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
 import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
 import { idleInTransactionTooLong, DEFAULTS as IDLE_IN_TRANSACTION } from './idle-in-transaction-too-long.js';
+import { invalidIndexLeft, DEFAULTS as INVALID_INDEX_LEFT } from './invalid-index-left.js';
 import { deadlocks, DEFAULTS as DEADLOCKS } from './deadlocks.js';
 import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock-queue.js';
 import { lockTimeouts, DEFAULTS as LOCK_TIMEOUTS } from './lock-timeouts.js';
@@ -36,6 +37,7 @@ import { serverCrashed, DEFAULTS as CRASHED } from './server-crashed.js';
 import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby-disconnected.js';
 import { serverUnreachable, DEFAULTS as SERVER_UNREACHABLE } from './server-unreachable.js';
 import { statementTimeouts, DEFAULTS as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
+import { tempFileSpills, DEFAULTS as TEMP_FILE_SPILLS } from './temp-file-spills.js';
 import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { walArchivingFailing, DEFAULTS as ARCHIVING_FAILING } from './wal-archiving-failing.js';
 import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
@@ -144,6 +146,7 @@ export const RULES = {
     create: pgRepackLeftovers, defaults: PG_REPACK_LEFTOVERS,
     needs: needs({ collectors: ['pg_repack_leftovers', 'pg_stat_user_tables', 'pg_total_relation_size'] }),
   },
+  'invalid-index-left': { create: invalidIndexLeft, defaults: INVALID_INDEX_LEFT, needs: needs({ collectors: ['pg_invalid_indexes'] }) },
   'standby-disconnected': {
     create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
   },
@@ -166,6 +169,10 @@ export const RULES = {
   },
   deadlocks: { create: deadlocks, defaults: DEADLOCKS, needs: needs({ events: ['deadlock'] }) },
   'statement-timeouts': { create: statementTimeouts, defaults: STATEMENT_TIMEOUTS, needs: needs({ events: ['statement_timeout'] }) },
+  'temp-file-spills': {
+    create: tempFileSpills, defaults: TEMP_FILE_SPILLS,
+    needs: needs({ settings: [{ name: 'log_temp_files', value: '>= 0 (kB; 0 logs every file, -1 the default logs none)' }], events: ['temp_file'] }),
+  },
   'autovacuum-abnormal': {
     create: autovacuumAbnormal, defaults: AUTOVACUUM_ABNORMAL,
     needs: needs({ settings: [AUTOVACUUM_LOGGED], collectors: ['pg_stat_user_tables', 'pg_stat_progress_vacuum', 'pg_settings'], events: ['autovacuum'] }),
