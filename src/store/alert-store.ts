@@ -72,6 +72,8 @@ interface IncidentRow {
 export class AlertStore {
   private readonly outbox: OutboxTable;
   private readonly silences: Silences;
+  /** The silences in force at the last sweep for withheld alerts (afterEvaluation); undefined before the first. */
+  private sweptWithSilences: string | undefined;
   private readonly listeners: Array<(result: TransitionResult) => void> = [];
   private readonly sql;
 
@@ -261,6 +263,12 @@ export class AlertStore {
    */
   afterEvaluation(nowMs: number): void {
     if (this.notifiers.length === 0 || !this.outbox.hasWithheld()) return;
+    // Only a change in the silences in force can release what is withheld without the alert
+    // changing (min_severity is fixed): sweep the open alerts then, not at every evaluation.
+    // Silences may be added or expired by another process (`pgvigil silence`): read each time.
+    const silencesInForce = this.silences.inForceKey(nowMs);
+    if (silencesInForce === this.sweptWithSilences) return;
+    this.sweptWithSilences = silencesInForce;
     this.db.transaction(() => {
       for (const row of this.sql.open.all() as AlertRow[]) {
         const alert = alertFromRow(row);

@@ -36,6 +36,7 @@ export class Silences {
         ORDER BY ends_ms DESC LIMIT 1`),
       since: db.prepare('SELECT * FROM silences WHERE ends_ms > ? ORDER BY starts_ms, id'),
       expire: db.prepare('UPDATE silences SET ends_ms = ? WHERE id = ? AND ends_ms > ?'),
+      inForce: db.prepare(`SELECT coalesce(group_concat(id), '') FROM (SELECT id FROM silences WHERE starts_ms <= ? AND ends_ms > ? ORDER BY id)`).pluck(),
     };
   }
 
@@ -53,6 +54,11 @@ export class Silences {
   /** Silences in force or still to come at `nowMs`, and those that ended after `sinceMs`. */
   list(sinceMs: number): Silence[] {
     return (this.sql.since.all(sinceMs) as SilenceRow[]).map(silenceOf);
+  }
+
+  /** The ids of the silences in force at `nowMs`, as one key: it changes when one starts, ends or is expired. */
+  inForceKey(nowMs: number): string {
+    return this.sql.inForce.get(nowMs, nowMs) as string;
   }
 
   /** Ends a silence now; false when there is no such silence in force. */
