@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { expectLinear } from '../../test/helpers/linear-time.js';
 import type { AnyLogEvent, Sample } from '../domain/index.js';
-import { redactCopyInput, redactEvent, redactLine, redactRowData, redactSample, redactSqlLiterals } from './redact.js';
+import { redactQuotedInput } from './redact-error-fields.js';
+import { redactEvent, redactLine, redactSample, redactSqlLiterals } from './redact.js';
 
 describe('redactSqlLiterals', () => {
   it.each([
@@ -54,30 +55,7 @@ describe('redactEvent', () => {
   });
 });
 
-describe('redactRowData', () => {
-  const generic = (sqlstate: string | null, level: AnyLogEvent['level'] = 'ERROR') => ({ kind: 'generic', level, sqlstate }) as const;
-  it.each([
-    ['unique', 'Key (email)=(alice@example.com) already exists.', generic('23505'), 'Key (email)=(?) already exists.'],
-    ['unique, no SQLSTATE in the log', 'Key (lower(email::text))=(alice@example.com) already exists.', generic(null, 'LOG'), 'Key (lower(email::text))=(?) already exists.'],
-    ['a value holding parentheses', 'Key (a, b)=(x) y), (z) already exists.', generic(null), 'Key (a, b)=(?) already exists.'],
-    ['foreign key', 'Key (user_id)=(42) is not present in table "users".', generic('23503'), 'Key (user_id)=(?) is not present in table "users".'],
-    ['foreign key, German', 'Schlüssel (user_id)=(42) ist nicht in Tabelle »users« vorhanden.', generic(null), 'Schlüssel (user_id)=(?) ist nicht in Tabelle »users« vorhanden.'],
-    ['foreign key, Chinese', '表 "users" 中不存在键 (user_id)=(42)。', generic(null), '表 "users" 中不存在键 (user_id)=(?)。'],
-    ['exclusion', 'Key (room, during)=(1, [10:00,11:00)) conflicts with existing key (room, during)=(1, [10:30,12:00)).', generic('23P01'), 'Key (room, during)=(?).'],
-    ['partition key', 'Partition key of the failing row contains (region) = (eu-alice).', generic('23514'), 'Partition key of the failing row contains (region) = (?).'],
-    ['not null', 'Failing row contains (1, alice@example.com, null).', generic('23502'), 'Failing row contains (?).'],
-    ['check, no SQLSTATE in the log', 'Failing row contains (7, -3.00, alice).', generic(null), 'Failing row contains (?).'],
-    ['check, Japanese, no SQLSTATE', '失敗した行は(7, alice)を含みます', generic(null), '失敗した行は(?)を含みます'],
-    ['check, Georgian', 'შეცდომიანი მწკრივი "(7, alice)"-ს შეიცავს.', generic('23514'), 'შეცდომიანი მწკრივი "(?)"-ს შეიცავს.'],
-    ['a row cut short', 'Failing row contains (7, alice', generic('23514'), 'Failing row contains (?'],
-  ])('replaces the row data of a DETAIL: %s', (_what, detail, event, expected) => expect(redactRowData(detail, event)).toBe(expected));
-
-  it.each([
-    ['another SQLSTATE', 'Array value must start with "{" (or dimension information).', generic('22P02')],
-    ['a LOG line, no SQLSTATE', 'The failed archive command was: cp (x) y', generic(null, 'LOG')],
-    ['a classified event', 'User query might have needed to see row versions (x) that must be removed.', { kind: 'recovery_conflict', level: 'ERROR', sqlstate: null } as const],
-  ])('keeps a DETAIL without row data: %s', (_what, detail, event) => expect(redactRowData(detail, event)).toBe(detail));
-
+describe('redactEvent on what errors quote', () => {
   it.each([
     // The line numbers go as numbers do.
     ['COPY users, line 2: "1,alice@example.com"', 'COPY users, line ?: ?'],
@@ -121,6 +99,6 @@ describe('redactSqlLiterals on adversarial input', () => {
   });
 
   it('stays linear on COPY contexts without a colon', () => {
-    expectLinear('redactCopyInput', (n) => 'COPY '.repeat(Math.ceil(n / 5)), (text) => redactCopyInput(text), 128_000);
+    expectLinear('redactQuotedInput', (n) => 'COPY '.repeat(Math.ceil(n / 5)), (text) => redactQuotedInput(text), 128_000);
   });
 });

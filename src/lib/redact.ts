@@ -7,14 +7,15 @@
  * - `off`: everything as logged.
  * - `literals` (the default): in statement text, string literals ('...', E'...', U&'...',
  *   B'...', X'...', $tag$...$tag$), numbers and comments (nested ones too) become `?`; a
- *   `Parameters: $1 = '...'` DETAIL is dropped; the row data a DETAIL quotes (`Key (email)=(?)
- *   already exists.`, `Failing row contains (?).`) is replaced, and so is the input line a COPY's
- *   CONTEXT quotes. The statement's shape (commands,
- *   tables, columns) stays, so the rules that read statements still work.
+ *   `Parameters: $1 = '...'` DETAIL is dropped; the data a DETAIL, HINT or CONTEXT quotes is
+ *   replaced (redact-error-fields.ts: row data, a data exception's input, what PL/pgSQL's RAISE
+ *   composes, COPY and JSON input). The statement's shape (commands, tables, columns) stays, so
+ *   the rules that read statements still work.
  * - `statements`: statement text is not kept at all (fields null, the SQL of a statement log line
  *   becomes `?`, the `query` label of polled sessions is removed); parameters are dropped too.
  *   Rules that need the statement (the DDL in a lock queue, REPACK runs from the log) lose it.
- *   Row data in DETAILs is replaced as at `literals`.
+ *   DETAIL and HINT are redacted as at `literals`. The log report keeps a fingerprint per
+ *   statement instead (src/report/log-report/reportable-event.ts).
  *
  * What is statement text: the STATEMENT of an entry (`details.statement`), the crash report's
  * query, a deadlock's `Process N: query`, CONTEXT (it quotes PL/pgSQL and SQL), the SQL of
@@ -23,7 +24,8 @@
  * identifiers, and sometimes a value: `invalid input syntax for type integer: "abc"`).
  * Never throws; linear in the text (two passes at most, no regex over the SQL).
  */
-import type { AnyLogEvent, LogLevel, Sample } from '../domain/index.js';
+import type { AnyLogEvent, Sample } from '../domain/index.js';
+import { redactDetailOrHint, redactQuotedInput, redactRowData } from './redact-error-fields.js';
 
 export const REDACT_LEVELS = ['off', 'literals', 'statements'] as const;
 export type RedactLevel = (typeof REDACT_LEVELS)[number];
@@ -189,76 +191,46 @@ function isWordChar(c: string): boolean {
 const STATEMENT_LINE = /^((?:duration: [\d.]+ ms {1,2})?(?:statement|(?:execute|parse|bind) [^:\n]{0,200}): )/;
 const PARAMETERS_DETAIL = /^\s*parameters: /i;
 
-function redactText(text: string | null, level: RedactLevel, quotedIdentifiers = true): string | null {
+/**
+ * What a statement's text becomes at `statements`: null in a field, `?` in a message, unless the
+ * caller names a stand-in (the log report's fingerprint marker: src/report/log-report/fingerprint.ts).
+ */
+export type StatementStandIn = (sql: string) => string;
+
+function redactText(text: string | null, level: RedactLevel, quotedIdentifiers = true, standIn?: StatementStandIn): string | null {
   if (text === null) return null;
-  return level === 'statements' ? null : redactSqlLiterals(text, quotedIdentifiers);
+  if (level !== 'statements') return redactSqlLiterals(text, quotedIdentifiers);
+  return standIn ? standIn(text) : null;
 }
 
-function redactMessage(message: string, level: RedactLevel): string {
+function redactMessage(message: string, level: RedactLevel, standIn?: StatementStandIn): string {
   const head = STATEMENT_LINE.exec(message);
   if (!head) return message;
   const sql = message.slice(head[1]!.length);
-  return head[1]! + (level === 'statements' ? PLACEHOLDER : redactSqlLiterals(sql));
+  return head[1]! + (level !== 'statements' ? redactSqlLiterals(sql) : standIn ? standIn(sql) : PLACEHOLDER);
 }
 
 const STATEMENT_FIELDS = ['statement', 'context', 'query'] as const;
 
 /**
- * `(email)=(alice@example.com)`, `(a, b) = (1, 2)`: the key and its values as PostgreSQL prints
- * them into unique, exclusion, foreign-key and partition DETAILs (BuildIndexValueDescription,
- * ri_ReportViolation, ExecBuildSlotPartitionKeyDescription). The shape is built outside the
- * translated text, so it reads alike in every language.
+ * The event with its statement text redacted at `level` (the same object for `off`); at
+ * `statements`, `standIn` (when given) replaces each statement instead of null or `?`.
  */
-const KEY_VALUES = /\)\s?=\s?\(/;
-/** Integrity constraint violations: their DETAIL quotes the failing row (`Failing row contains (...)`). */
-const INTEGRITY_CLASS = '23';
-const ERROR_LEVELS: ReadonlySet<LogLevel> = new Set(['ERROR', 'FATAL', 'PANIC']);
-
-/**
- * A DETAIL with the row data it quotes replaced: the values of a `(key)=(values)` (the key's
- * columns stay), and the row of an integrity violation (`Failing row contains (?).`). Values are
- * printed unquoted and may hold parentheses, so a value runs to the last `)` of the text: more is
- * redacted rather than less. The failing row's sentence is translated, so it is found by its
- * SQLSTATE (class 23) and, when the log does not carry one (stderr without %e), in the DETAIL of
- * every error no classifier understood.
- */
-export function redactRowData(detail: string, event: Pick<AnyLogEvent, 'kind' | 'level' | 'sqlstate'>): string {
-  const key = KEY_VALUES.exec(detail);
-  const integrity = event.sqlstate === null ? event.kind === 'generic' && ERROR_LEVELS.has(event.level) : event.sqlstate.startsWith(INTEGRITY_CLASS);
-  const from = key !== null ? key.index + key[0].length : integrity ? detail.indexOf('(') + 1 : 0;
-  if (from === 0) return detail;
-  const to = detail.lastIndexOf(')');
-  return detail.slice(0, from) + PLACEHOLDER + (to >= from ? detail.slice(to) : '');
-}
-
-/** The event with its statement text redacted at `level` (the same object for `off`). */
-export function redactEvent(event: AnyLogEvent, level: RedactLevel): AnyLogEvent {
+export function redactEvent(event: AnyLogEvent, level: RedactLevel, standIn?: StatementStandIn): AnyLogEvent {
   if (level === 'off') return event;
   const details: Record<string, unknown> = { ...event.details };
   for (const field of STATEMENT_FIELDS) {
     const value = details[field];
-    if (typeof value === 'string') details[field] = field === 'context' ? redactText(redactCopyInput(value), level, false) : redactText(value, level);
+    if (typeof value === 'string') details[field] = field === 'context' ? redactText(redactQuotedInput(value), level, false) : redactText(value, level, true, standIn);
   }
-  if (typeof details.detail === 'string') details.detail = PARAMETERS_DETAIL.test(details.detail) ? null : redactRowData(details.detail, event);
+  // Read with the CONTEXT as logged: it says whether code raised the entry.
+  if (typeof details.detail === 'string') details.detail = PARAMETERS_DETAIL.test(details.detail) ? null : redactDetailOrHint(details.detail, event);
+  if (typeof details.hint === 'string') details.hint = redactDetailOrHint(details.hint, event);
   if (Array.isArray(details.processes)) {
-    details.processes = (details.processes as Array<Record<string, unknown>>).map((p) => (typeof p.query === 'string' ? { ...p, query: redactText(p.query, level) } : p));
+    details.processes = (details.processes as Array<Record<string, unknown>>).map((p) => (typeof p.query === 'string' ? { ...p, query: redactText(p.query, level, true, standIn) } : p));
   }
   // Same kind, same fields: only string values were replaced (or nulled where the type allows null).
-  return { ...event, message: redactMessage(event.message, level), details } as unknown as AnyLogEvent;
-}
-
-/**
- * A COPY's CONTEXT quotes the input line, or column value, it failed on (`COPY users, line 2,
- * column email: "alice@example.com"`): in every language the line names COPY and the value
- * follows its first colon (`Zeile 2: »...«`, `ligne 2 : « ... »`, `%sのCOPY、行 2: "..."`), so
- * the rest of that line is replaced. In double quotes, the literal stripper would keep it.
- */
-export function redactCopyInput(context: string): string {
-  if (!context.includes('COPY')) return context;
-  return context.split('\n').map((line) => {
-    const colon = line.indexOf(':', line.indexOf('COPY'));
-    return line.includes('COPY') && colon !== -1 ? `${line.slice(0, colon + 1)} ${PLACEHOLDER}` : line;
-  }).join('\n');
+  return { ...event, message: redactMessage(event.message, level, standIn), details } as unknown as AnyLogEvent;
 }
 
 const UNKNOWN_LINE = { kind: 'generic', level: 'ERROR', sqlstate: null } as const;

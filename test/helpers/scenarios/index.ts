@@ -21,6 +21,7 @@ import { multixactMembersRunShort } from './multixact-members.js';
 import { errorsWithContext, idleInTransactionTimeout, statementTimeout, transactionTimeout } from './timeouts.js';
 import { standbyPromoted, stopsAndStarts } from './stops-and-starts.js';
 import { cancelledByHand } from './cancelled-by-hand.js';
+import { rowDataInErrors } from './row-data-in-errors.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   autovacuumFourIndexes,
@@ -53,7 +54,7 @@ export const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** Recorded on request only, into a folder of their own (not golden-log cases). */
-const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby, stopsAndStarts, standbyPromoted, cancelledByHand];
+const WORKLOADS: readonly Scenario[] = [logReportWorkload, sessionsAndErrors, statementLogging, checkpointWalPressure, restartpointsOnStandby, stopsAndStarts, standbyPromoted, cancelledByHand, rowDataInErrors];
 
 export function scenarioByName(name: string): Scenario {
   const known = [...SCENARIOS, ...WORKLOADS];
