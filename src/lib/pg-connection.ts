@@ -7,6 +7,7 @@
 import type { ClientConfig } from 'pg';
 import { parse } from 'pg-connection-string';
 import type { Target } from '../config/load-config.js';
+import { sqlIdentifier } from './sql-identifier.js';
 
 /**
  * Sent at connect with every connection: a startup option outranks the database's and the role's
@@ -122,8 +123,6 @@ function tlsHint(code: string | undefined, message: string): string | null {
 }
 
 const quoted = (message: string, before: string): string | null => new RegExp(`${before}"([^"]*)"`).exec(message)?.[1] ?? null;
-
-const sqlIdentifier = (name: string): string => (/^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`);
 
 /** How to create the role pgvigil connects as; the statement is the same whatever went wrong first. */
 function createRole(role: string, withPassword: boolean): string {

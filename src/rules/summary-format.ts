@@ -49,3 +49,13 @@ export function quoteStatement(statement: string, maxChars = 120): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${formatCount(n)} ${n === 1 ? one : many}`;
 }
+
+/**
+ * How long a condition has held, from the first sample of its trailing run: "for 12 min (since
+ * 10:04:00 UTC)", or "for more than 60 min" when that run starts at the first sample read and
+ * about `lookbackMs` ago, so it began before what the rule reads.
+ */
+export function heldFor(runStartMs: number, firstReadMs: number | undefined, nowMs: number, lookbackMs: number): string {
+  return runStartMs === firstReadMs && nowMs - runStartMs >= lookbackMs - 60_000
+    ? `for more than ${formatDuration(nowMs - runStartMs)}` : `for ${formatDuration(nowMs - runStartMs)} (since ${formatTime(runStartMs)})`;
+}

@@ -19,7 +19,7 @@
 import type { RuleView } from './rule-view.js';
 import { evidenceOf, findingKey, type Finding, type Rule } from './rule.js';
 import { citeSample, type CitedSeries } from './sample-evidence.js';
-import { formatDuration, formatTime, plural } from './summary-format.js';
+import { formatDuration, heldFor, plural } from './summary-format.js';
 import { trailingRun } from './trailing-run.js';
 
 export const ID = 'wal-archiving-failing';
@@ -89,8 +89,7 @@ function failing(view: RuleView, target: string, nowMs: number, o: WalArchivingF
   const wal = info?.labels.last_failed_wal || null;
   const cause = view.events('generic', { target, sinceMs: nowMs - o.logWindowMs }).filter((e) => FAILURE_LINE.test(e.message)).at(-1);
   const command = cause?.details.detail?.replace(/^The failed archive command was: /, '') ?? null;
-  const since = first.tsMs === samples[0]?.tsMs && nowMs - first.tsMs >= o.lookbackMs - 60_000
-    ? `for more than ${formatDuration(nowMs - first.tsMs)}` : `for ${formatDuration(nowMs - first.tsMs)} (since ${formatTime(first.tsMs)})`;
+  const since = heldFor(first.tsMs, samples[0]?.tsMs, nowMs, o.lookbackMs);
   const waiting = ready?.value ? `; ${plural(ready.value, 'WAL file')} wait in pg_wal` : '';
   const lastSuccess = last.archivedAgeSeconds === null ? '; nothing archived since the statistics were reset'
     : `; last success ${formatDuration(last.archivedAgeSeconds * 1000)} ago`;
