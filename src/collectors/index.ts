@@ -5,6 +5,7 @@
 import type { Collector } from './collector.js';
 import { pgDatabaseSizeCollector } from './pg-database-size.js';
 import { pgDatabaseCollector } from './pg-database.js';
+import { pgInvalidIndexesCollector } from './pg-invalid-indexes.js';
 import { pgLockWaitsCollector } from './pg-lock-waits.js';
 import { pgMaintenanceSessionsCollector } from './pg-maintenance-sessions.js';
 import { pgRepackLeftoversCollector } from './pg-repack-leftovers.js';
@@ -46,6 +47,7 @@ export function createCollectors(options: CollectorsOptions = {}): Collector[] {
     pgStatProgressRepackCollector(),
     pgMaintenanceSessionsCollector(),
     pgRepackLeftoversCollector(),
+    pgInvalidIndexesCollector(),
     pgLockWaitsCollector(),
     pgSettingsCollector(),
     pgStatDatabaseCollector(),
