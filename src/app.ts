@@ -19,8 +19,8 @@ import { PGVIGIL_VERSION } from './lib/version.js';
 import { LOG_REPORT_SECTIONS } from './report/log-report/index.js';
 import { foldByMinute } from './report/log-report/minute-folds.js';
 import { ReportMinutesCompactor } from './report/log-report/report-minutes-compactor.js';
+import { reportableEvent } from './report/log-report/reportable-event.js';
 import { DEFAULT_REPORT_LIMITS } from './report/log-report/section.js';
-import { redactEvent } from './lib/redact.js';
 import { buildNotifiers } from './notify/build-notifiers.js';
 import { Outbox } from './notify/outbox.js';
 import { RejectedDeliveries, ruleAlertsOnly } from './notify/rejected-deliveries.js';
@@ -58,9 +58,9 @@ export function buildApp(config: Config, { clock, log }: AppDeps): App {
   const db = openStore(config.dbPath);
   const writer = new StoreWriter(db, clock, log.child({ component: 'store-writer' }));
   const reportMinutes = new ReportMinutesCompactor(db, clock, log.child({ component: 'report-minutes' }));
-  // Each commit of a log carries the report of every event it read, redacted as stored events are.
+  // Each commit of a log carries the report of every event it read, holding no more than the redact level lets stored events hold.
   const foldReport = (events: readonly AnyLogEvent[]) =>
-    foldByMinute(config.redact === 'off' ? events : events.map((e) => redactEvent(e, config.redact)), LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS);
+    foldByMinute(config.redact === 'off' ? events : events.map((e) => reportableEvent(e, config.redact)), LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS);
   const notifiers = buildNotifiers(config);
   const alerts = new AlertStore(db, notifiers);
   // A receiver's rejection raises pgvigil's own alert (notifications-rejected), sent through the other channels.

@@ -14,8 +14,9 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { createLogPipeline, type LogPipelineOptions } from '../parsers/log-pipeline.js';
 import { readShippedCatalogs } from '../parsers/lang/catalog.js';
 import { Translator } from '../parsers/lang/translator.js';
-import { redactEvent, type RedactLevel } from '../lib/redact.js';
+import type { RedactLevel } from '../lib/redact.js';
 import { LogReportFold, type LogReportStates } from '../report/log-report/log-report-fold.js';
+import { reportableEvent } from '../report/log-report/reportable-event.js';
 import { LineSplitter } from '../sources/line-reader.js';
 import type { LogTranslation } from '../sources/source-parser.js';
 import { CHUNK_BYTES, READ_BYTES, readChunks } from '../sources/offline-reader.js';
@@ -165,7 +166,7 @@ export async function runTask(task: RangeTask, credits: Credits, post: (message:
   // Folded here, from whole events, before a summary's batch reduces them to columns.
   const report = new LogReportFold();
   const posted = (event: AnyLogEvent): void => {
-    report.add(task.redact === 'off' ? event : redactEvent(event, task.redact));
+    report.add(task.redact === 'off' ? event : reportableEvent(event, task.redact));
     batch.push(event);
   };
   let overLongSeen = 0;

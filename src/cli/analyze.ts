@@ -20,6 +20,7 @@ import { INPUT_FORMATS, inputFormatName, type InputFormat } from '../parsers/for
 import { AnalyzeSummaryBuilder } from '../report/analyze-summary.js';
 import { LOG_REPORT_SECTIONS } from '../report/log-report/index.js';
 import { LogReportFold } from '../report/log-report/log-report-fold.js';
+import { reportableEvent } from '../report/log-report/reportable-event.js';
 import { foldByMinute } from '../report/log-report/minute-folds.js';
 import { DEFAULT_REPORT_LIMITS } from '../report/log-report/section.js';
 import type { OfflineAlert } from '../report/alerts-text.js';
@@ -129,16 +130,22 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   const mostlyUnread: Array<{ report: AnalyzeFileReport; stats: PipelineStats }> = [];
 
   let batch: AnyLogEvent[] = [];
+  /** The events of `batch` as the log report folds them (reportable-event.ts). */
+  let reportBatch: AnyLogEvent[] = [];
   let alerts: OfflineAlert[] | undefined;
-  /** The event as printed, stored and reported: redacted. */
+  /** The event as printed, stored and reported: redacted; returns it as the log report folds it. */
   const handleEvent = (original: AnyLogEvent): AnyLogEvent => {
     const event = redactEvent(original, redactLevel);
+    const reportable = reportableEvent(original, redactLevel, event);
     summary.add(event);
     if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
     // The replay stores what its rules read, in step with their evaluations.
     if (rules) rules.add(event);
-    else if (store) batch.push(event);
-    return event;
+    else if (store) {
+      batch.push(event);
+      reportBatch.push(reportable);
+    }
+    return reportable;
   };
   /** The single-threaded run's events; with -j N each range's worker folds the log report (range-worker.ts). */
   const handle = (events: AnyLogEvent[]): void => {
@@ -147,8 +154,9 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
   const drain = async (): Promise<void> => {
     if (store && batch.length > 0) {
       // With the log report's rows of these events, as `pgvigil run` commits them (report --db reads them).
-      store.enqueue({ events: batch, reportMinutes: foldByMinute(batch, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) });
+      store.enqueue({ events: batch, reportMinutes: foldByMinute(reportBatch, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) });
       batch = [];
+      reportBatch = [];
       while (!store.accepting) await systemClock.sleep(50);
     }
     await output.drain();

@@ -12,9 +12,12 @@
  *
  * With `redact: literals`, the same holds for what the server's log and views carry: a string
  * literal in the statements that time out (STATEMENT), their bind parameter (CONTEXT `unnamed
- * portal with parameters`, DETAIL `Parameters` of duration lines), and the last query of a session
- * holding the xmin horizon (a polled label). Searched also in what the receivers got, and in
- * `pgvigil analyze --redact literals` over the same log (its output, its store, its report).
+ * portal with parameters`, DETAIL `Parameters` of duration lines), the row a unique violation
+ * quotes (DETAIL `Key (email)=(...)`), the HINT a PL/pgSQL RAISE composes, and the last query of a
+ * session holding the xmin horizon (a polled label). Searched also in what the receivers got, and
+ * in `pgvigil analyze --redact literals` over the same log (its output, its store, its report).
+ * `pgvigil analyze --redact statements` and the report of its store show no statement text at all:
+ * each statement is `(statement text redacted) #<fingerprint>`.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -49,6 +52,8 @@ const STATEMENT_SECRETS = {
   statementLiteral: 'Hunter2-Literal-9c4e',
   parameterValue: 'ParamSecret-31f8aa',
   sessionQueryLiteral: 'SessionSecret-77d0',
+  rowValue: 'RowSecret-5e1a',
+  raisedHint: 'HintSecret-0b7c',
 } as const;
 
 const dir = suiteTempDir('secrets');
@@ -93,6 +98,8 @@ describe('secrets never printed, served or written by a whole daemon', () => {
   const searched = new Map<string, string>();
   /** What went to the receivers: searched for statement data only. */
   const sentOff = new Map<string, string>();
+  /** What `redact: statements` produced: searched for any statement text. */
+  const withoutStatementText = new Map<string, string>();
   let holder: pg.Client | null = null;
 
   beforeAll(async () => {
@@ -162,6 +169,10 @@ describe('secrets never printed, served or written by a whole daemon', () => {
       await app.connect();
       try {
         await app.query(`SELECT $1::text = '${STATEMENT_SECRETS.statementLiteral}'`, [STATEMENT_SECRETS.parameterValue]);
+        await app.query('CREATE TEMP TABLE accounts (email text UNIQUE)');
+        await app.query(`INSERT INTO accounts VALUES ('${STATEMENT_SECRETS.rowValue}')`);
+        await app.query(`INSERT INTO accounts VALUES ('${STATEMENT_SECRETS.rowValue}')`).catch(() => undefined);
+        await app.query(`DO $$ BEGIN RAISE EXCEPTION 'refused' USING HINT = 'ask ' || '${STATEMENT_SECRETS.raisedHint}'; END $$`).catch(() => undefined);
         await app.query('SET statement_timeout = 20');
         for (let i = 0; i < 6; i++) {
           await app.query(`SELECT pg_sleep(1), '${STATEMENT_SECRETS.statementLiteral}' = $1`, [STATEMENT_SECRETS.parameterValue]).catch(() => undefined);
@@ -203,6 +214,11 @@ describe('secrets never printed, served or written by a whole daemon', () => {
     for (const file of [offline, `${offline}-wal`]) if (existsSync(file)) searched.set(`analyze store file ${file}`, readFileSync(file, 'latin1'));
     const offlineReport = pgvigil(['report', '--db', offline, '--format', 'json', '--from', '1h', '--target', 'db1']);
     searched.set('report of the analyze store', offlineReport.output);
+    const noStatements = join(dir, 'analyze-statements.db');
+    const withoutStatements = pgvigil(['analyze', '--redact', 'statements', '--db', noStatements, '--target', 'db1', ...server.logFiles()]);
+    expect(withoutStatements.code).toBe(EXIT.OK);
+    withoutStatementText.set('analyze --redact statements', withoutStatements.output);
+    withoutStatementText.set('report of its store', pgvigil(['report', '--db', noStatements, '--format', 'json', '--from', '1h', '--target', 'db1']).output);
     // The store (events, alerts, the outbox's payloads) is read back by the API and reports.
     for (const file of [db, `${db}-wal`]) if (existsSync(file)) searched.set(`store file ${file}`, readFileSync(file, 'latin1'));
     for (const format of ['html', 'json']) {
@@ -247,7 +263,14 @@ describe('secrets never printed, served or written by a whole daemon', () => {
   });
 
   it.each(Object.entries(STATEMENT_SECRETS))('with redact: literals, never shows the statement data %s, not even to the receivers', (_name, secret) => {
-    const found = [...searched, ...sentOff].filter(([, text]) => text.includes(secret)).map(([where]) => where);
+    const found = [...searched, ...sentOff, ...withoutStatementText].filter(([, text]) => text.includes(secret)).map(([where]) => where);
     expect(found).toEqual([]);
+  });
+
+  it('with redact: statements, shows the queries by fingerprint and no statement text', () => {
+    for (const [where, text] of withoutStatementText) {
+      expect(text, where).toMatch(/\(statement text redacted\) #[0-9a-f]{16}/);
+      expect(text, where).not.toMatch(/pg_sleep|SELECT|INSERT INTO accounts/);
+    }
   });
 });

@@ -49,8 +49,24 @@ const byStart = new Map<string, Array<{ parts: ShapeParts; fingerprint: Fingerpr
 /** Shapes compared per start at most: more with one start are scanned. */
 const SHAPES_PER_START = 8;
 
-/** The fingerprint of `text` (a statement as logged). */
+/**
+ * What stands for a statement in the log report at `redact: statements`: a fixed marker and the
+ * statement's fingerprint (a hash of its parse tree without literals), so executions still group
+ * and rank while no statement text is kept (src/lib/redact.ts).
+ */
+export const STATEMENT_TEXT_REDACTED = '(statement text redacted)';
+const REDACTED_MARKER = /^\(statement text redacted\) #([0-9a-f]{16})$/;
+
+/** The marker of `sql` (a statement as logged): what the report keeps of it at `redact: statements`. */
+export function redactedStatementMarker(sql: string): string {
+  return `${STATEMENT_TEXT_REDACTED} #${fingerprintOf(sql).id}`;
+}
+
+/** The fingerprint of `text` (a statement as logged, or the marker that stands for one). */
 export function fingerprintOf(text: string): Fingerprint {
+  // One character test on the hot path: a statement rarely starts with `(`.
+  const redacted = text.charCodeAt(0) === 40 ? REDACTED_MARKER.exec(text) : null;
+  if (redacted !== null) return { id: redacted[1]!, text, parsed: true };
   const start = text.length >= START_CHARS ? text.slice(0, START_CHARS) : null;
   const candidates = start === null ? undefined : byStart.get(start);
   if (candidates !== undefined) {
