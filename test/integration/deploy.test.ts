@@ -3,8 +3,10 @@
  * warnings to systemd, so any output fails) and its sandbox rated by `systemd-analyze security`;
  * the Kubernetes examples are parsed and held together: every mount names a volume, pgvigil's
  * config (from the ConfigMap) is valid and every file it names is mounted, the log pgvigil reads
- * is the directory the server writes, and the store is the one writable place.
- * No Kubernetes schema validator runs offline here: these checks are what can drift.
+ * is the directory the server writes, and the store is the one writable place. Each document is
+ * validated against the Kubernetes API's OpenAPI schema (kubernetes-models) and CloudNativePG's
+ * CRD (@kubernetes-models/cloudnative-pg): types and required fields, as the API server checks
+ * them; unknown fields pass, as they do without kubectl's --validate=strict.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,6 +14,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
+import { Cluster } from '@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1/Cluster';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
+import { ConfigMap, PersistentVolumeClaim } from 'kubernetes-models/v1';
 import { configSchema } from '../../src/config/schema.js';
 import { OVERRIDABLE_KEYS } from '../../src/config/load-config.js';
 import { describeWithTool, toolPath } from '../helpers/tools.js';
@@ -102,8 +107,32 @@ function mountOf(container: Container, file: string): Mount | undefined {
     .sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
 }
 
+/** The schema model of each kind the examples use; validate() throws with the path of the first violation. */
+const SCHEMAS: Record<string, new (data: never) => { validate(): void }> = { Cluster, ConfigMap, Deployment, PersistentVolumeClaim, StatefulSet };
+
+function schemaViolation(manifest: Manifest): string | null {
+  const Model = SCHEMAS[manifest.kind];
+  if (!Model) return `no schema for kind ${manifest.kind}`;
+  try {
+    new Model(manifest as never).validate();
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 describe.each(['deploy/kubernetes/sidecar.yaml', 'deploy/kubernetes/cloudnativepg.yaml'])('%s', (file) => {
   const all = manifests(file);
+
+  it('is valid against the Kubernetes API schema and CloudNativePG\'s CRD, which reject a broken copy', () => {
+    expect(all.map((m) => [m.kind, schemaViolation(m)])).toEqual(all.map((m) => [m.kind, null]));
+    // The schema bites: a mount without its volume's name is refused.
+    const { pgvigil } = pgvigilOf(all);
+    const broken = structuredClone(all.find((m) => m.kind === 'StatefulSet' || m.kind === 'Deployment')!);
+    const container = broken.spec!.template!.spec.containers.find((c) => c.name === pgvigil.name)!;
+    container.volumeMounts = [...(container.volumeMounts ?? []), { mountPath: '/nowhere' } as Mount];
+    expect(schemaViolation(broken)).toMatch(/volumeMounts\/\d+ must have required property name/);
+  });
 
   it('mounts only volumes the pod has, and has no volume nobody mounts', () => {
     const { workload, pod } = pgvigilOf(all);
