@@ -8,6 +8,7 @@
  *
  * Owns: the scan (one pass over the characters, no regex per statement). Never: the parser.
  */
+import { holdsAt } from './holds-at.js';
 
 /** Stands for a literal in a shape: a control character no statement holds unquoted. */
 export const LITERAL = '\u0001';
@@ -72,15 +73,6 @@ export function hasShape(text: string, parts: ShapeParts): boolean {
     at = end + segments[i]!.length;
   }
   return at === text.length;
-}
-
-/**
- * Whether `text` holds `part` at `at`. A slice compared whole: V8 (Node 20) compares it as a block,
- * while `startsWith` with a position goes character by character, ~5x slower on pgbench's
- * 50-character segments, and this runs for every statement of a log.
- */
-function holdsAt(text: string, part: string, at: number): boolean {
-  return text.length >= at + part.length && text.slice(at, at + part.length) === part;
 }
 
 /** The end of the literal that starts at `i`; -1 when none does. */

@@ -13,6 +13,7 @@
  * `%s ms` is printed `%ld.%03d`: read as whole microseconds, so sums are exact in any order.
  * Owns: reading those messages. Never: pairing lines or grouping statements (queries.ts does).
  */
+import { holdsAt } from './holds-at.js';
 
 /** Which message: a simple-protocol statement, or one step of the extended protocol. */
 export type StatementStep = 'statement' | 'parse' | 'bind' | 'execute';
@@ -37,9 +38,9 @@ const STEPS: ReadonlyArray<readonly [string, StatementStep]> = [['parse ', 'pars
 export function readStatementLine(message: string): StatementLine | null {
   switch (message.charCodeAt(0)) {
     case 100: // d
-      return message.startsWith(DURATION) ? readDurationLine(message) : null;
+      return holdsAt(message, DURATION, 0) ? readDurationLine(message) : null;
     case 115: // s
-      return message.startsWith(STATEMENT) ? { durationUs: null, step: 'statement', text: message.slice(STATEMENT.length) } : null;
+      return holdsAt(message, STATEMENT, 0) ? { durationUs: null, step: 'statement', text: message.slice(STATEMENT.length) } : null;
     case 101: // e
       return readStep(message, 0, null);
     default:
@@ -53,16 +54,16 @@ function readDurationLine(message: string): StatementLine | null {
   if (durationUs === null) return null;
   const msAt = message.indexOf(MS, at);
   if (msAt + MS.length === message.length) return { durationUs, step: null, text: null };
-  if (!message.startsWith(AFTER_MS, msAt)) return null;
+  if (!holdsAt(message, AFTER_MS, msAt)) return null;
   const rest = msAt + AFTER_MS.length;
-  if (message.startsWith(STATEMENT, rest)) return { durationUs, step: 'statement', text: message.slice(rest + STATEMENT.length) };
+  if (holdsAt(message, STATEMENT, rest)) return { durationUs, step: 'statement', text: message.slice(rest + STATEMENT.length) };
   return readStep(message, rest, durationUs);
 }
 
 /** `parse|bind|execute <name>: <text>` from `at`; the name may hold anything but ": ". */
 function readStep(message: string, at: number, durationUs: number | null): StatementLine | null {
   for (const [word, step] of STEPS) {
-    if (!message.startsWith(word, at)) continue;
+    if (!holdsAt(message, word, at)) continue;
     const colon = message.indexOf(': ', at + word.length);
     return colon < 0 ? null : { durationUs, step, text: message.slice(colon + 2) };
   }
@@ -86,6 +87,6 @@ function readMilliseconds(message: string, at: number): number | null {
     if (digit < 0 || digit > 9) break;
     fraction = fraction * 10 + digit;
   }
-  if (places !== 3 || !message.startsWith(MS, i)) return null;
+  if (places !== 3 || !holdsAt(message, MS, i)) return null;
   return whole * 1000 + fraction;
 }
