@@ -46,3 +46,52 @@ export function quantilesUs(sketch: DurationSketch, qs: readonly number[]): Arra
   }
   return out;
 }
+
+/**
+ * A sketch with the exact extremes of its durations, which bound what it reads: a single
+ * duration reads as itself, and the max is the logged one, not its bucket's value.
+ */
+export interface DurationDistribution {
+  /** null until a duration is recorded. */
+  min_us: number | null;
+  max_us: number;
+  sketch: DurationSketch;
+}
+
+export function emptyDistribution(): DurationDistribution {
+  return { min_us: null, max_us: 0, sketch: {} };
+}
+
+export function addToDistribution(distribution: DurationDistribution, durationUs: number): void {
+  if (durationUs > distribution.max_us) distribution.max_us = durationUs;
+  if (distribution.min_us === null || durationUs < distribution.min_us) distribution.min_us = durationUs;
+  addDuration(distribution.sketch, durationUs);
+}
+
+/** `later` added into `earlier` (returned). */
+export function mergeDistributions(earlier: DurationDistribution, later: DurationDistribution): DurationDistribution {
+  earlier.max_us = Math.max(earlier.max_us, later.max_us);
+  if (later.min_us !== null) earlier.min_us = Math.min(earlier.min_us ?? later.min_us, later.min_us);
+  mergeSketches(earlier.sketch, later.sketch);
+  return earlier;
+}
+
+/** A type, not an interface: it is spread into the report's rows, which charts read by counter name. */
+export type Percentiles = {
+  /** Within 1% of a logged duration, never outside the logged ones. */
+  p50_ms: number | null;
+  p95_ms: number | null;
+  max_ms: number | null;
+};
+
+/** The distribution's p50, p95 and max in ms (rounded to the µs); all null when it holds no duration. */
+export function percentilesMs(distribution: DurationDistribution): Percentiles {
+  const { min_us: minUs, max_us: maxUs } = distribution;
+  if (minUs === null) return { p50_ms: null, p95_ms: null, max_ms: null };
+  const [p50, p95] = quantilesUs(distribution.sketch, [0.5, 0.95]).map((us) => round3(Math.min(Math.max(us ?? minUs, minUs), maxUs) / 1000));
+  return { p50_ms: p50!, p95_ms: p95!, max_ms: maxUs / 1000 };
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -41,6 +41,17 @@ function resultOf(events: readonly AnyLogEvent[], limits: ReportLimits = DEFAULT
   return queriesSection.result(fold(events, limits), limits);
 }
 
+/** Events cut into consecutive ranges at `cuts`, folded apart and merged in order, left to right or right to left. */
+function foldInRanges(events: readonly AnyLogEvent[], cuts: number[], rightFirst: boolean, limits: ReportLimits): QueriesResult {
+  const bounds = [0, ...[...new Set(cuts.map((c) => c % (events.length + 1)))].sort((a, b) => a - b), events.length];
+  const states = bounds.slice(1).map((end, i) => fold(events.slice(bounds[i], end), limits));
+  // Left to right, or right to left: ((a b) c) and (a (b c)) must agree (associativity).
+  const merged = rightFirst
+    ? states.reduceRight((later, earlier) => queriesSection.merge(earlier, later, limits))
+    : states.reduce((earlier, later) => queriesSection.merge(earlier, later, limits));
+  return queriesSection.result(merged, limits);
+}
+
 const WORKLOAD_CASES = ['pg15', 'pg18'].flatMap((major) => ['stderr', 'csvlog', 'jsonlog'].flatMap((format) =>
   ['log-report-workload', 'statement-logging'].map((scenario) => `log-report/${major}-${format}-${scenario}`)));
 
@@ -102,17 +113,6 @@ function withoutApplications(result: QueriesResult): unknown {
 }
 
 describe('queries section merge', () => {
-  /** Events cut into consecutive ranges at `cuts`, folded apart and merged in order, grouped as `tree` says. */
-  function foldInRanges(events: readonly AnyLogEvent[], cuts: number[], rightFirst: boolean, limits: ReportLimits): QueriesResult {
-    const bounds = [0, ...[...new Set(cuts.map((c) => c % (events.length + 1)))].sort((a, b) => a - b), events.length];
-    const states = bounds.slice(1).map((end, i) => fold(events.slice(bounds[i], end), limits));
-    // Left to right, or right to left: ((a b) c) and (a (b c)) must agree (associativity).
-    const merged = rightFirst
-      ? states.reduceRight((later, earlier) => queriesSection.merge(earlier, later, limits))
-      : states.reduce((earlier, later) => queriesSection.merge(earlier, later, limits));
-    return queriesSection.result(merged, limits);
-  }
-
   it.each([
     'log-report/pg18-stderr-statement-logging', 'log-report/pg15-csvlog-statement-logging', 'log-report/pg18-jsonlog-log-report-workload',
   ])('any split of %s into ranges gives the result of one fold', async (folder) => {
@@ -131,5 +131,60 @@ describe('queries section merge', () => {
     expect(result.queries).toBe(523);
     expect(result.other_fingerprints.count).toBe(523 - result.by_count.reduce((sum, row) => sum + row.count, 0));
     expect(result.slowest).toHaveLength(5);
+  });
+});
+
+describe('queries per minute: p50/p95/max from a sketch per minute', () => {
+  const T0 = Date.UTC(2026, 10, 30, 2, 0);
+
+  /** A statement line as log_min_duration_statement (or, with no duration, log_statement) writes it. */
+  function statement(tsMs: number, durationMs: number | null, pid: number | null = 7): AnyLogEvent {
+    const message = durationMs === null ? 'statement: SELECT 1' : `duration: ${durationMs.toFixed(3)} ms  statement: SELECT 1`;
+    return { kind: 'generic', target: 't', tsMs, pid, database: 'app', user: 'u', level: 'LOG', sqlstate: null, message, details: { classified: false }, source: { file: '/log', offset: 0, line: null } } as AnyLogEvent;
+  }
+
+  /** A recorded log's events one `stepMs` apart, so that they fill several minutes in their order. */
+  function spread(events: readonly AnyLogEvent[], stepMs: number): AnyLogEvent[] {
+    return events.map((event, i) => ({ ...event, tsMs: T0 + i * stepMs }));
+  }
+
+  it('reads each minute\'s p50 and p95 within 1%, its max exactly, a single duration as itself, and nothing for untimed minutes', () => {
+    const events = [
+      ...Array.from({ length: 100 }, (_, i) => statement(T0 + i * 500, 100 - i)),
+      statement(T0 + 60_000, 7.5),
+      statement(T0 + 120_000, null, null), statement(T0 + 121_000, null, null),
+    ];
+    const result = resultOf(events);
+    expect(result.per_minute.map(({ minute, queries, p50_ms: p50, p95_ms: p95, max_ms: max }) => ({ minute, queries, p50, p95, max }))).toEqual([
+      { minute: '2026-11-30T02:00:00.000Z', queries: 100, p50: expect.any(Number) as number, p95: expect.any(Number) as number, max: 100 },
+      { minute: '2026-11-30T02:01:00.000Z', queries: 1, p50: 7.5, p95: 7.5, max: 7.5 },
+      { minute: '2026-11-30T02:02:00.000Z', queries: 2, p50: null, p95: null, max: null },
+    ]);
+    const first = result.per_minute[0]!;
+    expect(Math.abs(first.p50_ms! - 50)).toBeLessThanOrEqual(0.5);
+    expect(Math.abs(first.p95_ms! - 95)).toBeLessThanOrEqual(0.95);
+    expect(result.minutes_without_percentiles).toBe(0);
+  });
+
+  it('any split of a log over many minutes (statements completed by a later line included) merges to the percentiles of one fold', async () => {
+    // log_statement with log_duration, then log_min_duration_statement: executions timed by the next line of their process.
+    const events = spread(await caseEvents('log-report/pg18-stderr-statement-logging'), 4_000);
+    const whole = resultOf(events);
+    expect(whole.per_minute.filter((m) => typeof m.p95_ms === 'number').length).toBeGreaterThan(1);
+    fc.assert(fc.property(fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), fc.boolean(), (cuts, rightFirst) => {
+      expect(foldInRanges(events, cuts, rightFirst, DEFAULT_REPORT_LIMITS).per_minute).toEqual(whole.per_minute);
+    }), { numRuns: 100 });
+  });
+
+  it('a state stored without minute durations (an older pgvigil) leaves its timed minutes without percentiles, and says how many', () => {
+    const newer = fold([statement(T0, 3), statement(T0 + 60_000, 4)]);
+    const older = JSON.parse(JSON.stringify(fold([statement(T0 + 61_000, 5), statement(T0 + 120_000, 6), statement(T0 + 180_000, null, null)]))) as QueriesState;
+    delete older.minute_durations;
+    for (const [earlier, later] of [[structuredClone(newer), structuredClone(older)], [structuredClone(older), structuredClone(newer)]] as const) {
+      const result = queriesSection.result(queriesSection.merge(earlier, later, DEFAULT_REPORT_LIMITS), DEFAULT_REPORT_LIMITS);
+      expect(result.per_minute.map((m) => [m.queries, m.p50_ms, m.max_ms])).toEqual([[1, 3, 3], [2, null, null], [1, null, null], [1, null, null]]);
+      // The untimed minute has no percentile to miss.
+      expect(result.minutes_without_percentiles).toBe(2);
+    }
   });
 });

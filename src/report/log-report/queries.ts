@@ -3,7 +3,8 @@
  * duration and statement lines of postgres.c (statement-lines.ts), in generic events (and `ddl`
  * ones, which are log_statement lines too). Per fingerprint: executions, durations (total, mean,
  * p50/p95 from a sketch, max), databases, users and applications; beside them the slowest single
- * statements and queries per minute.
+ * statements, and per minute the queries, their total time and their p50/p95/max (a sketch per
+ * minute, so that stored minutes and hours merge into any window's percentiles).
  *
  * What is one execution:
  * - a `duration: ... statement:` or `duration: ... execute <name>:` line (log_min_duration_statement);
@@ -20,9 +21,9 @@
  * Owns: this section's state, merge and result. Never: reading files or events' framing.
  */
 import type { AnyLogEvent } from '../../domain/index.js';
-import { addDuration, mergeSketches, quantilesUs, type DurationSketch } from './duration-sketch.js';
+import { addToDistribution, emptyDistribution, mergeDistributions, percentilesMs, type DurationDistribution, type Percentiles } from './duration-sketch.js';
 import { fingerprintOf, type Fingerprint } from './fingerprint.js';
-import { countersInMinute, mergePerMinute, perMinuteRows, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
+import { countersInMinute, mergePerMinute, minuteKey, perMinuteRows, type PerMinute, type ReportLimits, type ReportSection } from './section.js';
 import { readStatementLine } from './statement-lines.js';
 
 /** Who ran a statement: an event is one (its application is absent when not logged). */
@@ -38,13 +39,9 @@ interface Totals {
   total_us: number;
 }
 
-interface FingerprintStats extends Totals {
+interface FingerprintStats extends Totals, DurationDistribution {
   text: string;
   parsed: boolean;
-  /** null until a duration is recorded. */
-  min_us: number | null;
-  max_us: number;
-  sketch: DurationSketch;
   databases: Record<string, number>;
   users: Record<string, number>;
   applications: Record<string, number>;
@@ -86,9 +83,18 @@ export interface QueriesState {
   /** The slowest executions, slowest first, at most `limits.topN`. */
   slowest: SlowStatement[];
   per_minute: PerMinute;
+  /**
+   * The durations of each minute with a timed execution (same keys as `per_minute`). A sketch
+   * has at most ~1,400 buckets (1 µs to a week at 2% each), so a minute's size is bounded
+   * whatever its traffic. null: some of the minute was stored by a pgvigil without them, so its
+   * percentiles are unknown. Absent in such stored states (see minuteDurationsOf).
+   */
+  minute_durations?: MinuteDurations;
   heads: Record<string, PidHead>;
   open: Record<string, OpenStatement>;
 }
+
+type MinuteDurations = Record<string, DurationDistribution | null>;
 
 /** Shared by every process whose first pairing line named its statement: it is never changed. */
 const LINE_WITH_STATEMENT: PidHead = Object.freeze({ statement: true as const });
@@ -111,7 +117,7 @@ export const queriesSection: ReportSection<QueriesState, QueriesResult> = {
   key: 'queries',
   empty: () => ({
     fingerprints: {}, fingerprint_count: 0, other: emptyTotals(), statement_not_logged: emptyTotals(), parse_bind: emptyTotals(),
-    slowest: [], per_minute: {}, heads: {}, open: {},
+    slowest: [], per_minute: {}, minute_durations: {}, heads: {}, open: {},
   }),
   add: addEvent,
   merge: mergeStates,
@@ -184,7 +190,7 @@ function statsOf(state: QueriesState, fingerprint: Fingerprint, room: boolean): 
   if (!room) return null;
   state.fingerprint_count++;
   return (state.fingerprints[fingerprint.id] = {
-    text: fingerprint.text, parsed: fingerprint.parsed, count: 0, timed: 0, total_us: 0, min_us: null, max_us: 0, sketch: {}, databases: {}, users: {}, applications: {},
+    text: fingerprint.text, parsed: fingerprint.parsed, count: 0, timed: 0, total_us: 0, ...emptyDistribution(), databases: {}, users: {}, applications: {},
   });
 }
 
@@ -193,9 +199,17 @@ function statsOf(state: QueriesState, fingerprint: Fingerprint, room: boolean): 
  * completed later, whose fingerprint was let in (or not) when its statement line was read.
  */
 function record(state: QueriesState, fingerprint: Fingerprint, durationUs: number | null, tsMs: number, who: Who, limits: ReportLimits, isNew: boolean): void {
+  // Before the counters: a state stored without durations marks its timed minutes unknown.
+  const minuteDurations = minuteDurationsOf(state);
   const minute = countersInMinute(state.per_minute, tsMs);
   minute.queries = (minute.queries ?? 0) + 1;
-  if (durationUs !== null) minute.duration_us = (minute.duration_us ?? 0) + durationUs;
+  if (durationUs !== null) {
+    minute.duration_us = (minute.duration_us ?? 0) + durationUs;
+    const key = minuteKey(tsMs);
+    const durations = minuteDurations[key];
+    if (durations === undefined) addToDistribution((minuteDurations[key] = emptyDistribution()), durationUs);
+    else if (durations !== null) addToDistribution(durations, durationUs);
+  }
   const stats = statsOf(state, fingerprint, isNew && state.fingerprint_count < limits.maxKeys);
   if (stats === null) {
     addTotals(state.other, durationUs);
@@ -206,9 +220,7 @@ function record(state: QueriesState, fingerprint: Fingerprint, durationUs: numbe
   countName(stats.users, who.user);
   countName(stats.applications, who.application ?? null);
   if (durationUs === null) return;
-  if (durationUs > stats.max_us) stats.max_us = durationUs;
-  if (stats.min_us === null || durationUs < stats.min_us) stats.min_us = durationUs;
-  addDuration(stats.sketch, durationUs);
+  addToDistribution(stats, durationUs);
   const last = state.slowest[state.slowest.length - 1];
   // Most executions are not among the slowest: no candidate is made for them.
   if (state.slowest.length >= limits.topN && last !== undefined && durationUs < last.duration_us) return;
@@ -240,6 +252,7 @@ function keepIfSlow(slowest: SlowStatement[], candidate: SlowStatement, topN: nu
 }
 
 function mergeStates(earlier: QueriesState, later: QueriesState, limits: ReportLimits): QueriesState {
+  mergeMinuteDurations(minuteDurationsOf(earlier), minuteDurationsOf(later));
   for (const [id, stats] of Object.entries(later.fingerprints)) mergeFingerprint(earlier, id, stats, limits);
   mergeTotals(earlier.other, later.other);
   mergeTotals(earlier.statement_not_logged, later.statement_not_logged);
@@ -284,11 +297,29 @@ function mergeFingerprint(state: QueriesState, id: string, more: FingerprintStat
     return;
   }
   mergeTotals(stats, more);
-  stats.max_us = Math.max(stats.max_us, more.max_us);
-  if (more.min_us !== null) stats.min_us = Math.min(stats.min_us ?? more.min_us, more.min_us);
-  mergeSketches(stats.sketch, more.sketch);
+  mergeDistributions(stats, more);
   for (const [names, moreNames] of [[stats.databases, more.databases], [stats.users, more.users], [stats.applications, more.applications]] as const) {
     for (const [name, n] of Object.entries(moreNames)) countName(names, name, n);
+  }
+}
+
+/**
+ * The state's minute durations. A state stored before they were kept has none: each of its
+ * minutes with a duration is marked unknown, so merging it never passes for the whole minute.
+ */
+function minuteDurationsOf(state: QueriesState): MinuteDurations {
+  if (state.minute_durations !== undefined) return state.minute_durations;
+  const unknown: MinuteDurations = {};
+  for (const [minute, counters] of Object.entries(state.per_minute)) if (counters.duration_us !== undefined) unknown[minute] = null;
+  return (state.minute_durations = unknown);
+}
+
+/** `more`'s minutes added into `into`; an unknown part makes the whole minute unknown. */
+function mergeMinuteDurations(into: MinuteDurations, more: MinuteDurations): void {
+  for (const [minute, durations] of Object.entries(more)) {
+    const known = into[minute];
+    if (known === undefined || durations === null) into[minute] = durations;
+    else if (known !== null) mergeDistributions(known, durations);
   }
 }
 
@@ -348,7 +379,10 @@ export interface QueriesResult {
   statement_not_logged: TotalsRow;
   /** Parse and bind steps of the extended protocol (their execution is counted at execute). */
   parse_bind: TotalsRow;
-  per_minute: Array<{ minute: string; queries: number; duration_ms: number }>;
+  /** Per minute with queries: p50/p95/max of its timed executions, null when none (or not stored). */
+  per_minute: Array<{ minute: string; queries: number; duration_ms: number } & Percentiles>;
+  /** Minutes with durations whose percentiles are unknown: stored by a pgvigil that did not keep them. */
+  minutes_without_percentiles: number;
 }
 
 function resultOf(original: QueriesState, limits: ReportLimits): QueriesResult {
@@ -356,6 +390,7 @@ function resultOf(original: QueriesState, limits: ReportLimits): QueriesResult {
   const state = structuredClone(original);
   for (const open of Object.values(state.open)) record(state, open.fingerprint, null, open.ts_ms, open, limits, false);
   for (const head of Object.values(state.heads)) if ('alone' in head) addTotals(state.statement_not_logged, head.alone.duration_us);
+  const minuteDurations = minuteDurationsOf(state);
   const stats = Object.entries(state.fingerprints).filter(([, s]) => s.count > 0);
   const totals = stats.reduce((sum, [, s]) => ({ count: sum.count + s.count, timed: sum.timed + s.timed, total_us: sum.total_us + s.total_us }), { ...state.other });
   const top = (order: (a: FingerprintStats, b: FingerprintStats) => number): FingerprintRow[] =>
@@ -373,26 +408,23 @@ function resultOf(original: QueriesState, limits: ReportLimits): QueriesResult {
     other_fingerprints: totalsRow(state.other),
     statement_not_logged: totalsRow(state.statement_not_logged),
     parse_bind: totalsRow(state.parse_bind),
-    per_minute: perMinuteRows(state.per_minute, ['queries', 'duration_us']).map((row) => ({ minute: row.minute, queries: Number(row.queries), duration_ms: ms(Number(row.duration_us)) })),
+    per_minute: perMinuteRows(state.per_minute, ['queries', 'duration_us']).map((row) => {
+      const durations = minuteDurations[String(Date.parse(row.minute))];
+      return { minute: row.minute, queries: Number(row.queries), duration_ms: ms(Number(row.duration_us)), ...(durations ? percentilesMs(durations) : NO_PERCENTILES) };
+    }),
+    minutes_without_percentiles: Object.values(minuteDurations).filter((d) => d === null).length,
   };
 }
+
+const NO_PERCENTILES: Percentiles = { p50_ms: null, p95_ms: null, max_ms: null };
 
 function rowOf(id: string, s: FingerprintStats): FingerprintRow {
-  const [p50, p95] = quantilesUs(s.sketch, [0.5, 0.95]);
-  const timed = s.timed > 0;
   return {
     fingerprint: id, text: s.text, parsed: s.parsed, count: s.count, timed: s.timed, total_ms: ms(s.total_us),
-    mean_ms: timed ? round3(s.total_us / s.timed / 1000) : null,
-    p50_ms: within(p50 ?? null, s),
-    p95_ms: within(p95 ?? null, s),
-    max_ms: timed ? ms(s.max_us) : null,
+    mean_ms: s.timed > 0 ? round3(s.total_us / s.timed / 1000) : null,
+    ...percentilesMs(s),
     databases: topNames(s.databases), users: topNames(s.users), applications: topNames(s.applications),
   };
-}
-
-/** A bucket's value (within 1% of a logged duration), never outside the logged ones: one duration reads as itself. */
-function within(us: number | null, s: FingerprintStats): number | null {
-  return us === null ? null : round3(Math.min(Math.max(us, s.min_us ?? us), s.max_us) / 1000);
 }
 
 function topNames(names: Record<string, number>): NameCount[] {

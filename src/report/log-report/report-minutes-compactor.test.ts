@@ -7,7 +7,8 @@ import { openStore, type Db } from '../../store/open-store.js';
 import { ReportMinutesTable } from '../../store/report-minutes.js';
 import { applyRetention } from '../../store/retention.js';
 import { StoreWriter } from '../../store/store-writer.js';
-import { foldByMinute } from './minute-folds.js';
+import { foldByMinute, type AnySection } from './minute-folds.js';
+import { queriesSection, type QueriesResult, type QueriesState } from './queries.js';
 import { ReportMinutesCompactor } from './report-minutes-compactor.js';
 import { DEFAULT_REPORT_LIMITS, type ReportSection } from './section.js';
 import { mergeStoredMinutes } from './stored-log-report.js';
@@ -42,11 +43,11 @@ function event(tsMs: number, message: string, target = 'db1'): AnyLogEvent {
 }
 
 /** The store as `pgvigil run` keeps it: each commit of a log carries the report rows of what it read. */
-function daemon(db: Db, clock = new ManualClock(T0)) {
+function daemon(db: Db, clock = new ManualClock(T0), sections: readonly AnySection[] = [SEEN]) {
   const writer = new StoreWriter(db, clock, silentLogger());
-  const compactor = new ReportMinutesCompactor(db, clock, silentLogger(), { sections: [SEEN], intervalMs: 30_000 });
+  const compactor = new ReportMinutesCompactor(db, clock, silentLogger(), { sections, intervalMs: 30_000 });
   const commit = (...events: AnyLogEvent[]) => {
-    writer.enqueue({ events: [], reportMinutes: foldByMinute(events, [SEEN], DEFAULT_REPORT_LIMITS) });
+    writer.enqueue({ events: [], reportMinutes: foldByMinute(events, sections, DEFAULT_REPORT_LIMITS) });
     return writer.flush();
   };
   return { writer, compactor, clock, commit };
@@ -155,6 +156,36 @@ describe('the log report per minute in the store', () => {
         db.close();
       },
     ), { numRuns: 60 });
+  });
+
+  it('keeps the queries\' per-minute percentiles through split commits, merged minutes and the hour row; a row stored without them still reads', () => {
+    const db = openStore(':memory:');
+    const { compactor, commit } = daemon(db, new ManualClock(T0), [queriesSection]);
+    // Four statements a minute for an hour, durations 1 to 100 ms, committed 7 at a time so that minutes span rows.
+    const hour = Array.from({ length: 240 }, (_, i) => event(T0 + i * 15_000, `duration: ${((i * 37) % 100) + 1}.250 ms  statement: SELECT ${i % 3}`));
+    for (let at = 0; at < hour.length; at += 7) commit(...hour.slice(at, at + 7));
+    commit(event(T0 + 63 * 60_000, 'duration: 2.000 ms  statement: SELECT 1'));
+    compactor.runOnce();
+    const queriesOf = (window: { fromMs: number; toMs: number }) => {
+      const report = mergeStoredMinutes(new ReportMinutesTable(db).inWindow(window), [queriesSection], DEFAULT_REPORT_LIMITS);
+      return { minuteRows: report.minuteRows, queries: report.sections.queries as QueriesResult };
+    };
+    const fromHourRow = queriesOf({ fromMs: T0, toMs: T0 + 3_600_000 - 1 });
+    const folded = queriesSection.empty();
+    for (const e of hour) queriesSection.add(folded, e, DEFAULT_REPORT_LIMITS);
+    expect(fromHourRow.minuteRows).toBe(1);
+    expect(fromHourRow.queries.per_minute).toHaveLength(60);
+    expect(fromHourRow.queries.per_minute.every((m) => typeof m.p95_ms === 'number' && typeof m.max_ms === 'number')).toBe(true);
+    expect(fromHourRow.queries.per_minute).toEqual(queriesSection.result(folded, DEFAULT_REPORT_LIMITS).per_minute);
+
+    // As schema 10's first pgvigil wrote it: the queries state without minute durations.
+    const older = foldByMinute([event(T0 + 70 * 60_000, 'duration: 5.000 ms  statement: SELECT 1')], [queriesSection], DEFAULT_REPORT_LIMITS)[0]!;
+    const states = JSON.parse(older.states) as { queries: QueriesState };
+    delete states.queries.minute_durations;
+    new ReportMinutesTable(db).insert({ ...older, states: JSON.stringify(states) });
+    const all = queriesOf({ fromMs: T0, toMs: T0 + 71 * 60_000 });
+    expect(all.queries.per_minute.map((m) => [m.minute, m.queries, m.p50_ms]).slice(-2)).toEqual([['2026-11-30T03:03:00.000Z', 1, 2], ['2026-11-30T03:10:00.000Z', 1, null]]);
+    expect(all.queries.minutes_without_percentiles).toBe(1);
   });
 
   it('retention deletes the minutes older than the events it keeps', () => {

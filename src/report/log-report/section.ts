@@ -57,13 +57,18 @@ export function countInMinute(perMinute: PerMinute, tsMs: number, counter: strin
 let lastMinuteMs = NaN;
 let lastMinuteKey = '';
 
-/** The counters of the minute of `tsMs` (created empty), for a section that adds several per event. */
-export function countersInMinute(perMinute: PerMinute, tsMs: number): Record<string, number> {
+/** The key of the minute of `tsMs` in a PerMinute (or in anything else kept per minute). */
+export function minuteKey(tsMs: number): string {
   if (!(tsMs >= lastMinuteMs && tsMs < lastMinuteMs + MINUTE_MS)) {
     lastMinuteMs = Math.floor(tsMs / MINUTE_MS) * MINUTE_MS;
     lastMinuteKey = String(lastMinuteMs);
   }
-  return (perMinute[lastMinuteKey] ??= {});
+  return lastMinuteKey;
+}
+
+/** The counters of the minute of `tsMs` (created empty), for a section that adds several per event. */
+export function countersInMinute(perMinute: PerMinute, tsMs: number): Record<string, number> {
+  return (perMinute[minuteKey(tsMs)] ??= {});
 }
 
 /** `later`'s minutes added into `earlier` (returned). */
