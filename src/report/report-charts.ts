@@ -7,7 +7,7 @@
  */
 import type { AnyLogEvent } from '../domain/index.js';
 
-export type ChartUnit = 'rows' | 'xids' | 'seconds' | 'bytes' | 'count';
+export type ChartUnit = 'rows' | 'xids' | 'seconds' | 'milliseconds' | 'bytes' | 'count';
 
 export interface ChartLine {
   label: string;

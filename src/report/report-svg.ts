@@ -80,14 +80,14 @@ function timeTickFormat(spanMs: number): string {
   return spanMs < 86_400_000 ? '%H:%M' : '%b %d %H:%M';
 }
 
-/** d3-format specifiers: SI prefixes for counts and bytes, plain seconds. */
+/** d3-format specifiers: SI prefixes for counts and bytes, plain seconds and milliseconds. */
 function unitFormat(unit: ChartUnit): string {
   // ',' alone lets d3 pick a precision from the step, which writes 40 as "4e+1".
-  return unit === 'seconds' ? ',~f' : '~s';
+  return unit === 'seconds' || unit === 'milliseconds' ? ',~f' : '~s';
 }
 
 function unitSuffix(unit: ChartUnit): string {
-  return unit === 'bytes' ? 'B' : unit === 'seconds' ? ' s' : '';
+  return unit === 'bytes' ? 'B' : unit === 'seconds' ? ' s' : unit === 'milliseconds' ? ' ms' : '';
 }
 
 function fmt(n: number): string {

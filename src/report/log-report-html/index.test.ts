@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AnalyzeReport } from '../analyze-text.js';
+import type { QueriesResult } from '../log-report/queries.js';
 import { analyzeCaptured } from '../../../test/helpers/analyze-io.js';
 import { expectGolden } from '../../../test/helpers/golden-file.js';
 import { renderLogReportHtml } from './index.js';
@@ -74,6 +75,15 @@ describe('the log report page', () => {
     expect(alerts.length).toBeGreaterThan(0);
     const queriesChart = /<section class="chart-box" id="chart-queries_per_minute">.*?<\/section>/s.exec(html)?.[0] ?? '';
     expect([...queriesChart.matchAll(/<a href="#alert-(\d+)"><rect class="alert-period"/g)].map((m) => m[1])).toEqual(alerts);
+  });
+
+  it('draws the p50, p95 and max of the queries per minute, and says for how many minutes they were not stored', async () => {
+    const report = await analyzeResult(CASES[0]![1]);
+    const chart = /<section class="chart-box" id="chart-query_duration_percentiles">.*?<\/section>/s.exec(renderLogReportHtml(report))?.[0] ?? '';
+    expect([...chart.matchAll(/<g class="line"><title>(.*?)<\/title>/g)].map((m) => m[1])).toEqual(['p50', 'p95', 'max']);
+    expect(chart).toContain(' ms</text>');
+    (report.report.queries as QueriesResult).minutes_without_percentiles = 2;
+    expect(renderLogReportHtml(report)).toContain('<p class="empty">p50/p95/max unknown for 2 minutes with durations (the gaps in the percentiles chart)');
   });
 
   it('says what to set when the log has no statement durations, rather than leaving the section out', async () => {

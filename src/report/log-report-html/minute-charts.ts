@@ -4,8 +4,8 @@
  */
 import type { ChartLine, ChartUnit, ReportChart } from '../report-charts.js';
 
-/** A per-minute row: the minute (ISO 8601) and its counters. */
-export type MinuteCounters = { minute: string } & { [counter: string]: number | string };
+/** A per-minute row: the minute (ISO 8601) and its counters; null where the minute has no value (a gap in the line). */
+export type MinuteCounters = { minute: string } & { [counter: string]: number | string | null };
 
 /** One line of a chart: the row's counter and the legend's label; `scale` turns it into the chart's unit. */
 export interface MinuteLine {

@@ -1,7 +1,7 @@
 /**
  * Queries (pgBadger's "Queries" pages): statements grouped by fingerprint, the top ones by total
  * time and by count with their p50/p95/max, the slowest single executions, and per minute how
- * many ran and how long they took. Pure.
+ * many ran, how long they took in all and their p50/p95/max. Pure.
  */
 import type { FingerprintRow, NameCount, QueriesResult, SlowRow } from '../log-report/queries.js';
 import { count, counted, milliseconds } from '../text-format.js';
@@ -16,9 +16,14 @@ export function queriesSection(queries: QueriesResult, window: TimeWindow): Page
   if (queries.queries === 0) return { id: 'queries', title, body: absent(NO_STATEMENTS) };
   const charts = chartGrid([
     minuteChart('queries_per_minute', 'Queries per minute', 'count', queries.per_minute, [{ counter: 'queries', label: 'queries' }], 'no query'),
-    // The per-minute rows hold counts and sums, not sketches: total time stands for the percentiles.
     minuteChart('query_duration_per_minute', 'Total query duration per minute', 'seconds', queries.per_minute, [{ counter: 'duration_ms', label: 'total duration', scale: 1 / 1000 }], NO_DURATIONS),
+    minuteChart('query_duration_percentiles', 'Query duration percentiles per minute', 'milliseconds', queries.per_minute, [
+      { counter: 'p50_ms', label: 'p50' }, { counter: 'p95_ms', label: 'p95' }, { counter: 'max_ms', label: 'max' },
+    ], NO_DURATIONS),
   ], window);
+  const unknownMinutes = queries.minutes_without_percentiles > 0
+    ? absent(`p50/p95/max unknown for ${counted(queries.minutes_without_percentiles, 'minute', 'minutes')} with durations (the gaps in the percentiles chart): stored by a pgvigil that kept no per-minute durations`)
+    : '';
   const untimed = queries.timed === 0;
   return {
     id: 'queries',
@@ -33,7 +38,7 @@ export function queriesSection(queries: QueriesResult, window: TimeWindow): Page
         ['durations without their statement (log_duration)', `${count(queries.statement_not_logged.count)}, ${milliseconds(queries.statement_not_logged.total_ms)} ms`],
         ...(queries.other_fingerprints.count > 0 ? [['further fingerprints not itemised', counted(queries.other_fingerprints.count, 'query', 'queries')] as [string, string]] : []),
       ]),
-      charts,
+      charts + unknownMinutes,
       subheading('Top queries by total time'),
       untimed ? absent(NO_DURATIONS) : htmlTable(FINGERPRINT_COLUMNS, queries.by_total_time, NO_DURATIONS),
       subheading('Most frequent queries'),
