@@ -128,17 +128,6 @@ describe('what the recorded rows say', () => {
     expect(silent).toBeLessThan(60);
   });
 
-  it.each(MAJORS)('PG %i: the oldest transactions with their relation locks; a lazy VACUUM is left out, VACUUM FULL kept', async (major) => {
-    const samples = await recorded(major, 'pg_long_transactions');
-    const ages = find(samples, 'pg_long_transactions_xact_age_seconds');
-    expect(ages.map((s) => s.labels.query)).not.toContain('VACUUM big');
-    const full = ages.find((s) => s.labels.query === 'VACUUM FULL rewrite_me');
-    expect(full?.labels).toMatchObject({ datname: 'shop', state: 'active', strongest_lock: 'AccessExclusiveLock' });
-    expect(find(samples, 'pg_long_transactions_relation_locks', { pid: full!.labels.pid! })[0]?.value).toBeGreaterThan(0);
-    const writer = ages.find((s) => s.labels.query === 'UPDATE orders SET amount = 0 WHERE id = 1');
-    expect(writer?.labels).toMatchObject({ state: 'idle in transaction', strongest_lock: 'RowExclusiveLock' });
-  });
-
   it.each(MAJORS)('PG %i: a failed CREATE UNIQUE INDEX CONCURRENTLY leaves its index invalid, left behind and never ready', async (major) => {
     const samples = await recorded(major, 'pg_invalid_indexes');
     const index = { datname: 'shop', schemaname: 'public', relname: 'orders', indexrelname: 'orders_amount_unique' };
