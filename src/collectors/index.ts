@@ -7,6 +7,7 @@ import { pgDatabaseSizeCollector } from './pg-database-size.js';
 import { pgDatabaseCollector } from './pg-database.js';
 import { pgInvalidIndexesCollector } from './pg-invalid-indexes.js';
 import { pgLockWaitsCollector } from './pg-lock-waits.js';
+import { pgLongTransactionsCollector } from './pg-long-transactions.js';
 import { pgMaintenanceSessionsCollector } from './pg-maintenance-sessions.js';
 import { pgRepackLeftoversCollector } from './pg-repack-leftovers.js';
 import { pgReplicationSlotsCollector } from './pg-replication-slots.js';
@@ -57,6 +58,7 @@ export function createCollectors(options: CollectorsOptions = {}): Collector[] {
     pgStatCheckpointerCollector(),
     pgStatArchiverCollector(),
     pgStatActivityCollector(),
+    pgLongTransactionsCollector(),
   ];
   const disabled = new Set(options.disabled ?? []);
   return all.filter((c) => !disabled.has(c.name));

@@ -128,6 +128,19 @@ describe('what the recorded rows say', () => {
     expect(silent).toBeLessThan(60);
   });
 
+  it.each(MAJORS)('PG %i: the 5 oldest transactions with their relation locks; a lazy VACUUM is left out, a table rewrite kept', async (major) => {
+    const samples = await recorded(major, 'pg_long_transactions');
+    const ages = find(samples, 'pg_long_transactions_xact_age_seconds');
+    expect(ages.length).toBeLessThanOrEqual(5);
+    expect(ages.map((s) => s.labels.query)).not.toContain('VACUUM big');
+    // On 19 the REPACK and its reader started first: the VACUUM FULL, the newest, is past the 5.
+    const rewrite = ages.find((s) => s.labels.query === (major >= 19 ? 'REPACK (CONCURRENTLY) repack_me' : 'VACUUM FULL rewrite_me'));
+    expect(rewrite?.labels).toMatchObject({ state: 'active', strongest_lock: 'AccessExclusiveLock' });
+    expect(find(samples, 'pg_long_transactions_relation_locks', { pid: rewrite!.labels.pid! })[0]?.value).toBeGreaterThan(0);
+    const writer = ages.find((s) => s.labels.query === 'UPDATE orders SET amount = 0 WHERE id = 1');
+    expect(writer?.labels).toMatchObject({ state: 'idle in transaction', strongest_lock: 'RowExclusiveLock' });
+  });
+
   it.each(MAJORS)('PG %i: a failed CREATE UNIQUE INDEX CONCURRENTLY leaves its index invalid, left behind and never ready', async (major) => {
     const samples = await recorded(major, 'pg_invalid_indexes');
     const index = { datname: 'shop', schemaname: 'public', relname: 'orders', indexrelname: 'orders_amount_unique' };

@@ -25,6 +25,7 @@ export const DESCRIPTIVE_LABELS: ReadonlyMap<string, readonly string[]> = new Ma
   // pg_blocking_pids changes as the queue ahead of a waiter moves.
   ['pg_lock_waits_session_wait_seconds', ['query', 'blocking_pids']],
   ['pg_maintenance_sessions_info', ['query', 'state', 'wait_event_type', 'wait_event']],
+  ['pg_long_transactions_xact_age_seconds', ['query', 'state', 'strongest_lock']],
   ['pg_stat_progress_vacuum_info', ['phase']],
   ['pg_stat_progress_repack_info', ['phase', 'index_name']],
   ['pg_stat_replication_info', ['state', 'sync_state']],
