@@ -37,6 +37,7 @@ import { standbyDisconnected, DEFAULTS as STANDBY_DISCONNECTED } from './standby
 import { serverUnreachable, DEFAULTS as SERVER_UNREACHABLE } from './server-unreachable.js';
 import { statementTimeouts, DEFAULTS as STATEMENT_TIMEOUTS } from './statement-timeouts.js';
 import { tempFileSpills, DEFAULTS as TEMP_FILE_SPILLS } from './temp-file-spills.js';
+import { transactionOpenTooLong, DEFAULTS as TRANSACTION_OPEN } from './transaction-open-too-long.js';
 import { vacuumHeldBack, DEFAULTS as HELD_BACK } from './vacuum-held-back.js';
 import { walArchivingFailing, DEFAULTS as ARCHIVING_FAILING } from './wal-archiving-failing.js';
 import { wraparoundApproaching, DEFAULTS as WRAPAROUND } from './wraparound-approaching.js';
@@ -128,6 +129,10 @@ export const RULES = {
   },
   'idle-in-transaction-too-long': {
     create: idleInTransactionTooLong, defaults: IDLE_IN_TRANSACTION, needs: needs({ collectors: ['pg_stat_activity', 'pg_settings'] }),
+  },
+  // pg_standby only tells a standby, whose sessions are not judged.
+  'transaction-open-too-long': {
+    create: transactionOpenTooLong, defaults: TRANSACTION_OPEN, needs: needs({ collectors: ['pg_long_transactions', 'pg_standby'] }),
   },
   // From the log alone (judged on a backlog's own time too); pg_stat_checkpointer, pg_stat_wal and pg_settings only add evidence and sizing.
   'checkpoints-too-frequent': {
