@@ -79,6 +79,7 @@ describe('analyze --format html of a real PostgreSQL 18 log', () => {
         const drawn = await chart.locator('svg.chart g.line path').evaluateAll((paths) => paths.filter((p) => (p.getAttribute('d') ?? '').length > 1).length);
         expect(drawn, `${title} has a drawn line`).toBeGreaterThan(0);
       }
+      expect(await page.locator('#chart-query_duration_percentiles g.line > title').allTextContents()).toEqual(['p50', 'p95', 'max']);
 
       expect(await page.locator('img').count()).toBe(0);
       expect(await page.title()).not.toBe('IMG');
