@@ -443,7 +443,7 @@ export function analyzeCommand(setExitCode: (code: number) => void): Command {
     .option('--rules', 'replay the rules over the log on its own time and report their alerts')
     .option('-c, --config <file>', "with --rules: the rules this config file turns off (rules.disabled) and its thresholds (rules.thresholds)")
     .option('--target <name[=file]>', "the server a file is the log of: name=FILE for that file, name for every file not named (repeatable; default: the file's name without extensions and rotation suffix, so a primary's and a standby's logs are two servers)", (value: string, all: string[]) => [...all, value], [] as string[])
-    .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text)').choices(REDACT_LEVELS).default('off'))
+    .addOption(new Option('--redact <level>', 'statement text kept in what is printed and stored: off, literals (literals become ?, parameters dropped) or statements (no statement text; the report shows each statement by fingerprint)').choices(REDACT_LEVELS).default('off'))
     .option('-j, --jobs <n>', 'threads parsing in parallel (default, when only the summary is printed: the number of cores, at most 8, from 1 GiB of input; otherwise 1; a .gz file is read by one)', positiveInteger)
     .option('--lang <language>', "language of the log's messages (the server's lc_messages): auto, en, de, ja, ru, es, ...", 'auto')
     .action(async (files: string[], { format, output, config, ...flags }: Omit<AnalyzeOptions, 'format'> & { format: string[]; output?: string; config?: string }) => {
