@@ -16,6 +16,11 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   parsers: ['collectors', 'sources', 'store', 'rules', 'report', 'notify', 'http', 'cli'],
   collectors: ['store', 'rules', 'report', 'notify', 'http', 'cli'],
   rules: ['collectors', 'sources', 'http', 'cli', 'notify'],
+  // Outputs (and the forwarder) read a store; a store hands out reads and composes no output. Not
+  // notify yet: the alert store routes a transition's notifications into the outbox in the
+  // transition's transaction (src/store/alert-store.ts), so they live and die together.
+  store: ['rules', 'report', 'http', 'cli', 'forward'],
+  central: ['rules', 'report', 'notify', 'http', 'cli', 'forward'],
 };
 
 function modulesOf(stage: string): string[] {

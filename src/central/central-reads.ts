@@ -1,7 +1,7 @@
 /**
  * The API's reads (StoreReads) from the central PostgreSQL store, for `pgvigil serve --store
- * postgres://...`: events, alerts with their transitions, incident and evidence, series and the
- * incident report, over the targets a cluster/target filter selects. Only SELECTs, in read-only
+ * postgres://...`: events, alerts with their transitions, incident and evidence, series and a
+ * report's window, over the targets a cluster/target filter selects. Only SELECTs, in read-only
  * sessions: it runs as the read-only role of docs/fleet.md.
  *
  * Ids: stores reuse local ids, so the API's id of a central row is its local id times STORE_SLOTS
@@ -12,12 +12,10 @@
  */
 import type pg from 'pg';
 import type { Alert, EventKind, LogLevel } from '../domain/index.js';
-import type { IncidentReport } from '../report/incident-report.js';
-import type { ReportWindow } from '../report/stored-incident-report.js';
 import { alertFromRow, incidentDedupKey, type AlertRow } from '../store/alert-store.js';
 import { MAX_EVIDENCE_EVENTS, type AlertDetail, type AlertQuery, type EventQuery, type EventRow, type SeriesQuery, type SeriesView, type StoredEventView } from '../store/queries.js';
-import { TooManySeriesError, type StoreReads } from '../store/store-reads.js';
-import { centralIncidentReport, epochMs } from './central-report.js';
+import { TooManySeriesError, type StoreReads, type StoredWindow, type WindowQuery } from '../store/store-reads.js';
+import { centralReportWindow, epochMs } from './central-report.js';
 
 /** Stores one served process can number: ids stay below 2^53 for local ids up to 9e11. */
 export const STORE_SLOTS = 10_000;
@@ -125,11 +123,12 @@ export class CentralReads implements StoreReads {
     };
   }
 
-  async incidentReport(window: ReportWindow): Promise<IncidentReport> {
-    const targets = await this.targets(window.target ?? undefined);
+  /** Numbered by position in the window, as `pgvigil report --store postgres://...` numbers them (central-report.ts). */
+  async reportWindow(query: WindowQuery): Promise<StoredWindow> {
+    const targets = await this.targets(query.target ?? undefined);
     const client = await this.pool.connect();
     try {
-      return (await centralIncidentReport(client, { ...window, cluster: this.filter.cluster }, targets)).report;
+      return await centralReportWindow(client, { ...query, cluster: this.filter.cluster }, targets);
     } finally {
       client.release();
     }

@@ -1,18 +1,19 @@
 /**
- * Reading the central store (issue #13): the incident report over many targets, and the fleet
- * summary (per target: alerts by rule, worst vacuum hold, longest replay stall, crashes) for a
- * window, filtered by target and cluster. Only SELECTs: it runs as a read-only role
- * (docs/fleet.md), in a read-only session.
+ * Reading the central store (issue #13): a window over many targets as the incident report reads
+ * it (src/report/stored-incident-report.ts composes the report), and the fleet summary (per
+ * target: alerts by rule, worst vacuum hold, longest replay stall, crashes) for a window, filtered
+ * by target and cluster. Only SELECTs: it runs as a read-only role (docs/fleet.md), in a
+ * read-only session.
  *
- * Ids: two sidecar stores reuse the same local ids, so the report numbers alerts and events by
+ * Ids: two sidecar stores reuse the same local ids, so a window numbers alerts and events by
  * their position in it, and maps each alert's evidence (local event ids of its own store) onto
  * those numbers.
  */
 import type pg from 'pg';
 import type { AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
-import { buildIncidentReport, type IncidentReport, type StoredTransition } from '../report/incident-report.js';
-import { CHART_METRICS, type SampledMetric } from '../report/report-charts.js';
 import { alertFromRow, type AlertRow } from '../store/alert-store.js';
+import type { SeriesView } from '../store/queries.js';
+import { MAX_WINDOW_ALERTS, type StoredTransition, type StoredWindow, type WindowQuery } from '../store/store-reads.js';
 
 export interface CentralWindow {
   fromMs: number;
@@ -21,10 +22,10 @@ export interface CentralWindow {
   cluster: string | null;
 }
 
-/** Events read for one report; a fleet window past this is reported from its newest part. */
+/** Events read for one window; a fleet window past this is reported from its newest part. */
 export const MAX_REPORT_EVENTS = 200_000;
-/** Points per chart line, as the sidecar's report. */
-const POINTS_PER_LINE = 400;
+/** The forwarder sends samples downsampled to its step (a minute unless configured): no finer step. */
+const MIN_STEP_MS = 60_000;
 
 type Queryable = Pick<pg.Client, 'query'>;
 
@@ -41,14 +42,14 @@ export async function selectTargets(client: Queryable, window: Pick<CentralWindo
 export const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::float8`;
 
 /** Over the targets the window's filters select, or over `targets` when given (`pgvigil serve` narrows them itself). */
-export async function centralIncidentReport(client: Queryable, window: CentralWindow, selected?: readonly string[]): Promise<{ report: IncidentReport; eventsLeftOut: number }> {
+export async function centralReportWindow(client: Queryable, window: WindowQuery & Pick<CentralWindow, 'cluster'>, selected?: readonly string[]): Promise<StoredWindow> {
   const targets = selected ?? await selectTargets(client, window);
   const range = [targets, new Date(window.fromMs), new Date(window.toMs)];
   const alertRows = (await client.query<AlertRow & { store_id: string }>(`
     SELECT store_id, local_id AS id, rule_id, dedup_key, severity, state, target, labels::text AS labels, summary, evidence::text AS evidence,
            ${epochMs('started_at')} AS started_ms, ${epochMs('updated_at')} AS updated_ms, ${epochMs('resolved_at')} AS resolved_ms, incident_local_id AS incident_id
     FROM pgvigil.alerts WHERE target = ANY($1) AND started_at <= $3 AND (resolved_at IS NULL OR resolved_at >= $2)
-    ORDER BY started_at DESC, target, local_id LIMIT 1000`, range)).rows;
+    ORDER BY started_at DESC, target, local_id LIMIT ${MAX_WINDOW_ALERTS}`, range)).rows;
   const counted = (await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events WHERE target = ANY($1) AND ts BETWEEN $2 AND $3', range)).rows[0]!;
   const eventRows = (await client.query<{ store_id: string; local_id: string; kind: string; target: string; ts_ms: number; pid: number | null; database: string | null; user_name: string | null; level: string; sqlstate: string | null; message: string; details: unknown; source_file: string; source_offset: string; language: string | null }>(`
     SELECT * FROM (
@@ -82,22 +83,23 @@ export async function centralIncidentReport(client: Queryable, window: CentralWi
       return alertId === undefined ? [] : [{ alertId, tsMs: t.ts_ms, toState: t.to_state }];
     });
   const sampled = await centralSeries(client, targets, window);
-  const report = buildIncidentReport({
-    fromMs: window.fromMs, toMs: window.toMs, target: window.target, alerts, transitions, events,
-    sampled: (metric) => sampled.get(metric) ?? [],
-  });
-  return { report, eventsLeftOut: Number(counted.n) - events.length };
+  return {
+    alerts, transitions, events, eventsLeftOut: Number(counted.n) - events.length,
+    series: (name) => sampled.get(name) ?? [],
+    // The forwarder does not send the log report's minute rows (docs/fleet.md).
+    reportMinutes: null,
+  };
 }
 
-/** The chart metrics' downsampled series in the window, thinned to POINTS_PER_LINE per line. */
-async function centralSeries(client: Queryable, targets: readonly string[], window: CentralWindow): Promise<Map<string, SampledMetric>> {
-  const stepMs = Math.max(60_000, Math.ceil((window.toMs - window.fromMs) / POINTS_PER_LINE));
+/** The asked-for series in the window, the latest sample of each step. */
+async function centralSeries(client: Queryable, targets: readonly string[], window: WindowQuery): Promise<Map<string, SeriesView[]>> {
+  const stepMs = Math.max(MIN_STEP_MS, window.stepMs);
   const { rows } = await client.query<{ name: string; target: string; labels: Record<string, string>; ts_ms: number; value: number | null }>(`
     SELECT s.name, s.target, s.labels, ${epochMs('p.ts')} AS ts_ms, p.value
     FROM pgvigil.series s JOIN pgvigil.samples p ON (p.target, p.store_id, p.series_local_id) = (s.target, s.store_id, s.local_id)
     WHERE s.name = ANY($1) AND s.target = ANY($2) AND p.ts BETWEEN $3 AND $4
     ORDER BY s.name, s.target, s.store_id, s.local_id, p.ts`,
-    [Object.values(CHART_METRICS), targets, new Date(window.fromMs), new Date(window.toMs)]);
+    [window.seriesNames, targets, new Date(window.fromMs), new Date(window.toMs)]);
   const byMetric = new Map<string, Map<string, { target: string; labels: Record<string, string>; points: Array<[number, number | null]> }>>();
   for (const row of rows) {
     const lines = byMetric.get(row.name) ?? new Map();

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { buildHttpApp } from '../http/build-http-app.js';
-import type { IncidentReport } from '../report/incident-report.js';
-import type { StoreReads } from '../store/store-reads.js';
+import type { StoreReads, StoredWindow } from '../store/store-reads.js';
 import { unreachableAsUnavailable } from './unreachable-reads.js';
 
 /** Reads whose every call fails with the given error (a pg error carries its code). */
 function failingReads(error: Error): StoreReads {
   const fail = async (): Promise<never> => { throw error; };
-  return { events: fail, series: fail, alerts: fail, alert: fail, incidentReport: fail as () => Promise<IncidentReport> };
+  return { events: fail, series: fail, alerts: fail, alert: fail, reportWindow: fail as () => Promise<StoredWindow> };
 }
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });

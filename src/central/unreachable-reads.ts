@@ -20,6 +20,6 @@ export function unreachableAsUnavailable(reads: StoreReads, where: string): Stor
     series: guarded(reads.series),
     alerts: guarded(reads.alerts),
     alert: guarded(reads.alert),
-    incidentReport: guarded(reads.incidentReport),
+    reportWindow: guarded(reads.reportWindow),
   };
 }

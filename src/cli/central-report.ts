@@ -8,9 +8,9 @@ import { EXIT } from './exit-codes.js';
 import { writeReport, type ReportFormat } from './report.js';
 
 export async function runCentralReport(dsn: string, window: CentralWindow, format: ReportFormat, output: string | undefined): Promise<number> {
-  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }, central, { requireCentralSchema }, { renderIncidentReport }] = await Promise.all([
+  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }, central, { requireCentralSchema }, { renderIncidentReport }, { readIncidentReport }] = await Promise.all([
     import('pg'), import('../lib/conninfo.js'), import('../lib/pg-connection.js'), import('../central/central-report.js'),
-    import('../central/migrate-central.js'), import('../report/render-incident-report.js'),
+    import('../central/migrate-central.js'), import('../report/render-incident-report.js'), import('../report/stored-incident-report.js'),
   ]);
   const url = conninfoToUrl(dsn);
   if (!url.ok) {
@@ -25,7 +25,7 @@ export async function runCentralReport(dsn: string, window: CentralWindow, forma
     await client.query('SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY');
     await requireCentralSchema(client);
     const summary = await central.fleetSummary(client, window);
-    const { report, eventsLeftOut } = await central.centralIncidentReport(client, window);
+    const { report, eventsLeftOut } = await readIncidentReport((query) => central.centralReportWindow(client, { ...query, cluster: window.cluster }), window);
     if (eventsLeftOut > 0) {
       process.stderr.write(`pgvigil report: the window holds ${eventsLeftOut} more events than a report reads (${central.MAX_REPORT_EVENTS}); its oldest ones are left out: narrow it with --from/--to, --target or --cluster\n`);
     }

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { EVENT_KINDS, type Clock, type EventKind } from '../domain/index.js';
 import { TooManySeriesError, type StoreReads } from '../store/store-reads.js';
 import { renderIncidentReport } from '../report/render-incident-report.js';
+import { readIncidentReport } from '../report/stored-incident-report.js';
 import { alertDetailJson, alertJson, eventJson } from './api-json.js';
 import { BadRequest, checkRange, parseDuration, parseLabels, parseTime } from './api-params.js';
 
@@ -109,7 +110,7 @@ export function registerApiRoutes(app: FastifyInstance, reads: StoreReads, clock
     const q = request.query;
     // As `pgvigil report`: the last 24 hours unless told otherwise.
     const { fromMs, toMs } = timeRange(q, clock.nowMs(), DAY_MS, MAX_REPORT_WINDOW_MS);
-    const report = await reads.incidentReport({ fromMs, toMs, target: q.target ?? null });
+    const { report } = await readIncidentReport((query) => reads.reportWindow(query), { fromMs, toMs, target: q.target ?? null });
     if (q.format === 'json') return report;
     return reply.type(`${REPORT_TYPES[q.format]}; charset=utf-8`).send(renderIncidentReport(report, q.format));
   });

@@ -6,6 +6,7 @@
  */
 import { DateTime } from 'luxon';
 import { basisOf, type Alert, type AlertBasis, type AlertState, type AnyLogEvent, type Evidence } from '../domain/index.js';
+import type { StoredTransition } from '../store/store-reads.js';
 import { AnalyzeSummaryBuilder, type AnalyzeSummary } from './analyze-summary.js';
 import { renderSummarySections } from './analyze-text.js';
 import { eventLine } from './event-line.js';
@@ -13,12 +14,6 @@ import { logReportHeading, sectionsText } from './log-report/section-render.js';
 import { sectionViews } from './log-report/section-view.js';
 import type { StoredLogReport } from './log-report/stored-log-report.js';
 import { LogChartCollector, type ChartMetric, type ReportChart, type SampledMetric } from './report-charts.js';
-
-export interface StoredTransition {
-  alertId: number;
-  tsMs: number;
-  toState: AlertState;
-}
 
 export interface TimelineEntry {
   ts: string;

@@ -1,41 +1,33 @@
 /**
- * The incident report of a past window as the store holds it: the alerts that were firing in
- * it, their transitions, the window's events, the charted series and the log report's stored
- * minutes, handed to buildIncidentReport. Shared by
- * `pgvigil report` and GET /api/report so both say the same.
+ * The incident report of a past window as a store holds it: the report asks the store's reads
+ * for the window (with the series its charts draw) and composes what comes back with
+ * buildIncidentReport. One composition for `pgvigil report`, GET /api/report and the central
+ * store's report, so all say the same. Never: SQL or a store's ids (src/store/, src/central/).
  */
 import type { StoreQueries } from '../store/queries.js';
-import { TooManySeriesError } from '../store/store-reads.js';
+import { TooManySeriesError, type Awaitable, type ReportWindow, type StoredWindow, type WindowQuery } from '../store/store-reads.js';
 import { buildIncidentReport, type IncidentReport } from './incident-report.js';
 import { LOG_REPORT_SECTIONS } from './log-report/index.js';
 import { DEFAULT_REPORT_LIMITS } from './log-report/section.js';
 import { mergeStoredMinutes } from './log-report/stored-log-report.js';
+import { CHART_METRICS } from './report-charts.js';
 
-/** Alerts read for one report: far more than one window's incidents. */
-const MAX_ALERTS = 1_000;
 /** Points per chart line: finer than a printed chart shows. */
 const POINTS_PER_LINE = 400;
 
-export interface ReportWindow {
-  fromMs: number;
-  toMs: number;
-  /** Only this target's alerts and events; null: every target. */
-  target: string | null;
+/** What the report asks of a store for `window`. */
+function windowQuery({ fromMs, toMs, target }: ReportWindow): WindowQuery {
+  return { fromMs, toMs, target, seriesNames: Object.values(CHART_METRICS), stepMs: Math.max(1_000, Math.ceil((toMs - fromMs) / POINTS_PER_LINE)) };
 }
 
-export function storedIncidentReport(queries: StoreQueries, { fromMs, toMs, target }: ReportWindow): IncidentReport {
-  const alerts = queries.alerts({ fromMs, toMs, limit: MAX_ALERTS }).filter((a) => target === null || a.target === target);
+/** Pure: the store's answer to windowQuery(window) in, the report out. */
+function incidentReportOf({ fromMs, toMs, target }: ReportWindow, stored: StoredWindow): IncidentReport {
   return buildIncidentReport({
-    fromMs, toMs, target, alerts,
-    transitions: queries.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
-    events: queries.eventsInOrder({ fromMs, toMs, ...(target !== null ? { target } : {}) }),
-    // Whole minutes: the one the window starts in, up to the one it ends in.
-    logReport: mergeStoredMinutes(queries.reportMinutes({ fromMs: Math.floor(fromMs / 60_000) * 60_000, toMs, ...(target !== null ? { target } : {}) }), LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS),
+    fromMs, toMs, target, alerts: stored.alerts, transitions: stored.transitions, events: stored.events,
+    ...(stored.reportMinutes === null ? {} : { logReport: mergeStoredMinutes(stored.reportMinutes, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) }),
     sampled: (name) => {
       try {
-        return queries.series({
-          name, labels: {}, ...(target !== null ? { target } : {}), fromMs, toMs, stepMs: Math.max(1_000, Math.ceil((toMs - fromMs) / POINTS_PER_LINE)),
-        });
+        return stored.series(name);
       } catch (err) {
         // A long window of a busy server: the chart says so, the rest of the report stands.
         if (err instanceof TooManySeriesError) return { unread: `not drawn: ${err.message}` };
@@ -43,4 +35,19 @@ export function storedIncidentReport(queries: StoreQueries, { fromMs, toMs, targ
       }
     },
   });
+}
+
+/** From a sidecar's store file, at once (`pgvigil report`). */
+export function storedIncidentReport(queries: Pick<StoreQueries, 'reportWindow'>, window: ReportWindow): IncidentReport {
+  return incidentReportOf(window, queries.reportWindow(windowQuery(window)));
+}
+
+/**
+ * From reads that may answer later (StoreReads.reportWindow, the central store's window): GET
+ * /api/report and `pgvigil report --store postgres://...`, which says how many events the
+ * store left out.
+ */
+export async function readIncidentReport(read: (query: WindowQuery) => Awaitable<StoredWindow>, window: ReportWindow): Promise<{ report: IncidentReport; eventsLeftOut: number }> {
+  const stored = await read(windowQuery(window));
+  return { report: incidentReportOf(window, stored), eventsLeftOut: stored.eventsLeftOut };
 }

@@ -4,13 +4,11 @@
  */
 import type { Alert, AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
 import { OutboxTable, type OutboxRow } from '../notify/outbox-table.js';
-import type { IncidentReport } from '../report/incident-report.js';
-import { storedIncidentReport, type ReportWindow } from '../report/stored-incident-report.js';
 import { alertFromRow, type AlertRow } from './alert-store.js';
 import type { Db } from './open-store.js';
-import { ReportMinutesTable, type ReportMinuteRow } from './report-minutes.js';
+import { MINUTE_SPAN_MS, ReportMinutesTable, type ReportMinuteRow } from './report-minutes.js';
 import { SEEN_STEP_MS } from './series-identity.js';
-import { TooManySeriesError, type StoreReads } from './store-reads.js';
+import { MAX_WINDOW_ALERTS, TooManySeriesError, type StoreReads, type StoredTransition, type StoredWindow, type WindowQuery } from './store-reads.js';
 
 export interface EventQuery {
   fromMs: number;
@@ -158,10 +156,10 @@ export class StoreQueries implements StoreReads {
   }
 
   /** Transitions of the given alerts, oldest first. */
-  transitions(alertIds: readonly number[]): Array<{ alertId: number; tsMs: number; toState: 'firing' | 'resolved' }> {
+  transitions(alertIds: readonly number[]): StoredTransition[] {
     if (alertIds.length === 0) return [];
     return this.db.prepare(`SELECT alert_id AS alertId, ts_ms AS tsMs, to_state AS toState FROM alert_transitions
-      WHERE alert_id IN (${alertIds.map(() => '?').join(', ')}) ORDER BY ts_ms, id`).all(...alertIds) as Array<{ alertId: number; tsMs: number; toState: 'firing' | 'resolved' }>;
+      WHERE alert_id IN (${alertIds.map(() => '?').join(', ')}) ORDER BY ts_ms, id`).all(...alertIds) as StoredTransition[];
   }
 
   /**
@@ -212,8 +210,18 @@ export class StoreQueries implements StoreReads {
     };
   }
 
-  incidentReport(window: ReportWindow): IncidentReport {
-    return storedIncidentReport(this, window);
+  /** Events and series are read when asked for: a long window's events never sit in memory. */
+  reportWindow({ fromMs, toMs, target, stepMs }: WindowQuery): StoredWindow {
+    const ofTarget = target === null ? {} : { target };
+    const alerts = this.alerts({ fromMs, toMs, limit: MAX_WINDOW_ALERTS }).filter((a) => target === null || a.target === target);
+    return {
+      alerts,
+      transitions: this.transitions(alerts.map((a) => a.id)).filter((t) => t.tsMs >= fromMs && t.tsMs <= toMs),
+      events: this.eventsInOrder({ fromMs, toMs, ...ofTarget }),
+      eventsLeftOut: 0,
+      series: (name) => this.series({ name, labels: {}, ...ofTarget, fromMs, toMs, stepMs }),
+      reportMinutes: this.reportMinutes({ fromMs: Math.floor(fromMs / MINUTE_SPAN_MS) * MINUTE_SPAN_MS, toMs, ...ofTarget }),
+    };
   }
 
   private eventsById(ids: number[]): StoredEventView[] {
