@@ -13,6 +13,7 @@ import { dataPageCorrupted, DEFAULTS as DATA_PAGE_CORRUPTED } from './data-page-
 import { ENGINE_DEFAULTS, type EngineOptions } from './engine.js';
 import { errorStorm, DEFAULTS as ERROR_STORM } from './error-storm.js';
 import { idleInTransactionTooLong, DEFAULTS as IDLE_IN_TRANSACTION } from './idle-in-transaction-too-long.js';
+import { invalidIndexLeft, DEFAULTS as INVALID_INDEX_LEFT } from './invalid-index-left.js';
 import { deadlocks, DEFAULTS as DEADLOCKS } from './deadlocks.js';
 import { dropBlocksLockQueue, DEFAULTS as DROP_BLOCKS } from './drop-blocks-lock-queue.js';
 import { lockTimeouts, DEFAULTS as LOCK_TIMEOUTS } from './lock-timeouts.js';
@@ -150,6 +151,7 @@ export const RULES = {
     create: pgRepackLeftovers, defaults: PG_REPACK_LEFTOVERS,
     needs: needs({ collectors: ['pg_repack_leftovers', 'pg_stat_user_tables', 'pg_total_relation_size'] }),
   },
+  'invalid-index-left': { create: invalidIndexLeft, defaults: INVALID_INDEX_LEFT, needs: needs({ collectors: ['pg_invalid_indexes'] }) },
   'standby-disconnected': {
     create: standbyDisconnected, defaults: STANDBY_DISCONNECTED, needs: needs({ collectors: [...REPLAY, 'pg_stat_replication'] }),
   },
