@@ -34,7 +34,7 @@ describe('analyze: the log report', () => {
     expect(two.report).toEqual(one.report);
   }, 120_000);
 
-  it.each([1, 2])('with --redact literals keeps no literal in the report (-j %i)', async (jobs) => {
+  it.each([1, 2])('with --redact literals keeps no literal in the report, with statements no statement but the same ranking by fingerprint (-j %i)', async (jobs) => {
     // The sort that spills to temp files, whose statement the temp-files section quotes as logged.
     const file = LOGS[2]!;
     const literal = 'generate_series(1, 40000)';
@@ -43,6 +43,11 @@ describe('analyze: the log report', () => {
     const redacted = JSON.parse((await analyze([file], { json: true, jobs, redact: 'literals', ...(jobs > 1 && { rangeBytes: 300 }) })).stdout) as AnalyzeReport;
     expect(JSON.stringify(redacted.report)).not.toContain(literal);
     expect((redacted.report.queries as QueriesResult).queries).toBe((plain.report.queries as QueriesResult).queries);
+    const withoutStatements = JSON.parse((await analyze([file], { json: true, jobs, redact: 'statements' })).stdout) as AnalyzeReport;
+    expect(JSON.stringify(withoutStatements.report)).not.toMatch(/generate_series|SELECT/);
+    const ranking = (report: AnalyzeReport) => (report.report.queries as QueriesResult).by_total_time.map((row) => [row.fingerprint, row.count]);
+    expect(ranking(withoutStatements)).toEqual(ranking(plain));
+    expect((withoutStatements.report.queries as QueriesResult).by_total_time[0]?.text).toMatch(/^\(statement text redacted\) #[0-9a-f]{16}$/);
   }, 120_000);
 
   it('one report over several files, in the order of their first timestamps', async () => {
