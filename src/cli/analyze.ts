@@ -139,12 +139,11 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     const reportable = reportableEvent(original, redactLevel, event);
     summary.add(event);
     if (options.events) output.write(`${JSON.stringify(eventJson(event))}\n`);
-    // The replay stores what its rules read, in step with their evaluations.
+    // The replay stores what its rules read, in step with their evaluations; the log report's
+    // rows are stored here either way.
     if (rules) rules.add(event);
-    else if (store) {
-      batch.push(event);
-      reportBatch.push(reportable);
-    }
+    else if (store) batch.push(event);
+    if (store) reportBatch.push(reportable);
     return reportable;
   };
   /** The single-threaded run's events; with -j N each range's worker folds the log report (range-worker.ts). */
@@ -152,7 +151,7 @@ export async function runAnalyze(args: string[], options: AnalyzeOptions, io: An
     for (let i = 0; i < events.length; i++) logReport.add(handleEvent(events[i]!));
   };
   const drain = async (): Promise<void> => {
-    if (store && batch.length > 0) {
+    if (store && reportBatch.length > 0) {
       // With the log report's rows of these events, as `pgvigil run` commits them (report --db reads them).
       store.enqueue({ events: batch, reportMinutes: foldByMinute(reportBatch, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) });
       batch = [];
