@@ -253,4 +253,58 @@ export const CENTRAL_MIGRATIONS: readonly string[] = [
   END
   $do$;
   `,
+  // 6: the log report per minute (issue #26), so that a fleet report has its log report. One row
+  // per target, store and minute with every row the sidecar stores for that minute (JSON, section
+  // key to state, as written): the sidecar later merges a minute's rows into one and adds rows for
+  // late events, so the forwarder sends the minute whole again, and that replaces this row when it
+  // is newer (through_local_id, the highest id of the minute's rows in the sidecar store, only
+  // grows). The two partition functions of migration 1 gain the table by rewriting their own
+  // definitions (one list each), not by a copy of their bodies. Roles that could write or read
+  // alerts get the same on this table, so an upgrade does not stop a fleet.
+  `
+  CREATE TABLE pgvigil.report_minutes (
+    target           text        NOT NULL,
+    store_id         uuid        NOT NULL,
+    -- The minute's start.
+    ts               timestamptz NOT NULL,
+    through_local_id bigint      NOT NULL,
+    states           text[]      NOT NULL,
+    PRIMARY KEY (target, store_id, ts)
+  ) PARTITION BY RANGE (ts);
+  CREATE TRIGGER check_forward_target BEFORE INSERT OR UPDATE ON pgvigil.report_minutes
+    FOR EACH ROW EXECUTE FUNCTION pgvigil.check_forward_target();
+
+  DO $do$
+  DECLARE
+    fn regprocedure;
+    old_list constant text[] := ARRAY[
+      $$ARRAY['events', 'alerts', 'alert_transitions', 'samples']$$,
+      $$IN ('events', 'alerts', 'alert_transitions', 'samples')$$];
+    new_list constant text[] := ARRAY[
+      $$ARRAY['events', 'alerts', 'alert_transitions', 'samples', 'report_minutes']$$,
+      $$IN ('events', 'alerts', 'alert_transitions', 'samples', 'report_minutes')$$];
+    definition text;
+    granted record;
+  BEGIN
+    FOREACH fn IN ARRAY ARRAY['pgvigil.create_day_partitions(date[])', 'pgvigil.drop_partitions_before(timestamptz)']::regprocedure[] LOOP
+      definition := pg_get_functiondef(fn);
+      FOR i IN 1 .. 2 LOOP
+        definition := replace(definition, old_list[i], new_list[i]);
+      END LOOP;
+      IF definition = pg_get_functiondef(fn) THEN
+        RAISE EXCEPTION '% does not list the partitioned tables as migration 1 wrote it', fn;
+      END IF;
+      EXECUTE definition;
+    END LOOP;
+
+    FOR granted IN
+      SELECT DISTINCT pg_get_userbyid(a.grantee) AS role_name, a.privilege_type
+      FROM pg_class c, aclexplode(c.relacl) a
+      WHERE c.oid = 'pgvigil.alerts'::regclass AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE') AND a.grantee NOT IN (0, c.relowner)
+    LOOP
+      EXECUTE format('GRANT %s ON pgvigil.report_minutes TO %I', granted.privilege_type, granted.role_name);
+    END LOOP;
+  END
+  $do$;
+  `,
 ];

@@ -84,8 +84,8 @@ export async function requireCentralSchema(client: Queryable): Promise<void> {
 }
 
 const DUPLICATE_TABLE = '42P07';
-/** events, alerts, alert_transitions, samples: each has a partition per day. */
-const PARTITIONED_TABLES = 4;
+/** events, alerts, alert_transitions, samples, report_minutes: each has a partition per day. */
+const PARTITIONED_TABLES = 5;
 
 /**
  * Creates the missing daily partitions for these UTC days ('YYYY-MM-DD'); returns how many. Two

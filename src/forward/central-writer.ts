@@ -3,7 +3,8 @@
  * transitions none of whose ids is central yet are COPYed straight into their table; anything
  * else is COPYed into a temporary staging table, then moved with INSERT ... ON CONFLICT, so a
  * batch sent twice (a crash after the central commit, before the sidecar's cursor moved) inserts
- * nothing. Alerts change in place: their row is replaced by a newer version, never by an older one.
+ * nothing. Alerts and the log report's minutes change in place: their row is replaced by a newer
+ * version, never by an older one.
  *
  * Owns one connection, opened lazily and thrown away on any error (the next batch reconnects and
  * recreates its staging tables). Never: reading the sidecar's store or deciding when to retry.
@@ -13,8 +14,8 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { ensureDayPartitions, requireCentralSchema, utcDay } from '../central/migrate-central.js';
-import { copyChunks, type CopyValue } from './copy-text.js';
-import type { AlertRow, ForwardBatch, ForwardEventRow, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
+import { copyChunks, textArrayLiteral, type CopyValue } from './copy-text.js';
+import type { AlertRow, ForwardBatch, ForwardEventRow, ReportMinute, SeriesRow, StepSample, TransitionRow } from './forward-queue.js';
 
 export interface CentralTarget {
   name: string;
@@ -82,7 +83,17 @@ const SAMPLES: Stream<StepSample> = {
   onConflict: 'ON CONFLICT DO NOTHING',
 };
 
-const STREAMS = [EVENTS, ALERTS, TRANSITIONS, SERIES, SAMPLES] as const;
+// A minute is sent whole each time it gains a row; of two sends, the one through the higher row
+// id is the newer (two batches in flight on two connections may commit in either order).
+const REPORT_MINUTES: Stream<ReportMinute> = {
+  table: 'report_minutes',
+  columns: ['target', 'store_id', 'ts', 'through_local_id', 'states'],
+  values: (m, storeId) => [m.target, storeId, iso(m.minuteMs), m.throughId, textArrayLiteral(m.states)],
+  onConflict: `ON CONFLICT (target, store_id, ts) DO UPDATE SET through_local_id = excluded.through_local_id, states = excluded.states
+    WHERE pgvigil.report_minutes.through_local_id < excluded.through_local_id`,
+};
+
+const STREAMS = [EVENTS, ALERTS, TRANSITIONS, SERIES, SAMPLES, REPORT_MINUTES] as const;
 
 export interface CentralWriterOptions {
   /** node-postgres settings of the central connection (connection string, password, TLS). */
@@ -117,6 +128,7 @@ export class CentralWriter {
       await this.move(client, TRANSITIONS, batch.transitions);
       await this.move(client, SERIES, series);
       await this.move(client, SAMPLES, batch.samples);
+      await this.move(client, REPORT_MINUTES, batch.reportMinutes);
       // Last: every batch of this store updates the same targets row, and its lock, held to the
       // commit, would make a batch on a second connection wait before its COPY rather than after.
       await this.upsertTargets(client);
@@ -164,6 +176,7 @@ export class CentralWriter {
     for (const a of batch.alerts) add(a.started_ms);
     for (const t of batch.transitions) add(t.ts_ms);
     for (const s of batch.samples) add(s.step_ms);
+    for (const m of batch.reportMinutes) add(m.minuteMs);
     const missing = [...dayNumbers].map((day) => utcDay(day * DAY_MS)).filter((day) => !this.daysWithPartitions.has(day));
     if (missing.length === 0) return;
     await ensureDayPartitions(client, missing);

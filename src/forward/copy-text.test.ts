@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyChunks, copyLine } from './copy-text.js';
+import { copyChunks, copyLine, textArrayLiteral } from './copy-text.js';
 
 describe('COPY text encoding', () => {
   it('separates fields by tabs, writes NULL as \\N and an empty string as nothing, and leaves quotes and commas alone', () => {
@@ -21,5 +21,11 @@ describe('COPY text encoding', () => {
   it('groups lines into chunks without splitting a line', () => {
     const chunks = [...copyChunks([1, 2, 3, 4, 5], (n) => [String(n).repeat(4)], 10)];
     expect(chunks).toEqual(['1111\n2222\n', '3333\n4444\n', '5555\n']);
+  });
+
+  it('writes a text[] literal with every element quoted, its quotes and backslashes escaped, and COPY escaping on top', () => {
+    const literal = textArrayLiteral(['{"m":"say \\"hi\\""}', 'a,b', '', 'NULL', 'back\\slash']);
+    expect(literal).toBe('{"{\\"m\\":\\"say \\\\\\"hi\\\\\\"\\"}","a,b","","NULL","back\\\\slash"}');
+    expect(copyLine([literal])).toBe(`${literal.replace(/\\/g, '\\\\')}\n`);
   });
 });

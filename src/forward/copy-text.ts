@@ -33,6 +33,14 @@ function withoutNul(text: string): string {
   return text.replace(/\0/g, '\uFFFD').replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd');
 }
 
+/**
+ * A text[] as PostgreSQL reads an array literal: each element double-quoted, its quotes and
+ * backslashes escaped with a backslash (the COPY escaping then applies to the whole literal).
+ */
+export function textArrayLiteral(texts: readonly string[]): string {
+  return `{${texts.map((text) => `"${text.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
+}
+
 /** Lines grouped into chunks of about chunkBytes, for a COPY stream. */
 export function* copyChunks<T>(rows: Iterable<T>, toValues: (row: T) => readonly CopyValue[], chunkBytes = 65_536): Generator<string> {
   let chunk = '';

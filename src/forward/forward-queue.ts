@@ -4,7 +4,10 @@
  *
  * Streams: events and alert transitions by id (append-only); alerts through the queue of changed
  * alert ids (an alert row is updated in place); samples by step, the latest value of each series
- * in each step, once the step is `graceMs` in the past (samples arrive a poll late at most).
+ * in each step, once the step is `graceMs` in the past (samples arrive a poll late at most); the
+ * log report's minutes by the ids of their stored rows (report_minutes), each minute sent whole:
+ * every row it has when read, so a minute that gained a row or was merged (both give it a row
+ * with a higher id) is sent again and replaces its central row, never adds to it.
  * A crash between the central commit and `commit()` sends the batch again: the central keys make
  * that a no-op.
  *
@@ -16,6 +19,7 @@
 import type { AlertRow } from '../store/alert-store.js';
 import type { Db } from '../store/open-store.js';
 import type { EventRow } from '../store/queries.js';
+import { ReportMinutesTable } from '../store/report-minutes.js';
 import { SEEN_STEP_MS } from '../store/series-identity.js';
 
 export interface TransitionRow {
@@ -41,6 +45,16 @@ export interface StepSample {
   value: number | null;
 }
 
+/** One target's minute of the log report: every stored row of it, as written. */
+export interface ReportMinute {
+  target: string;
+  minuteMs: number;
+  /** The highest store id among its rows: of two sends of a minute, the higher is the newer. */
+  throughId: number;
+  /** Each row's states (JSON, section key to state), oldest first. */
+  states: string[];
+}
+
 /** A stored event with the language it was read in (store migration 4; NULL: English). */
 export type ForwardEventRow = EventRow & { language: string | null };
 
@@ -54,6 +68,8 @@ export interface ForwardPositions {
   alertChangeId: number;
   /** The start of the first sample step not in or before the batch. */
   samplesFromMs: number;
+  /** The last report_minutes row id read. */
+  reportMinuteId: number;
 }
 
 export interface ForwardBatch {
@@ -62,12 +78,13 @@ export interface ForwardBatch {
   alerts: AlertRow[];
   series: SeriesRow[];
   samples: StepSample[];
+  reportMinutes: ReportMinute[];
   /** Where the batch starts, and where the cursors stand once it is committed centrally. */
   from: ForwardPositions;
   to: ForwardPositions;
 }
 
-export type ForwardStream = 'events' | 'alert_transitions' | 'alerts' | 'samples';
+export type ForwardStream = 'events' | 'alert_transitions' | 'alerts' | 'samples' | 'report_minutes';
 
 export interface ForwardQueueOptions {
   /** Rows per stream per batch. */
@@ -87,19 +104,20 @@ const MAX_EMPTY_WINDOWS = 100;
 const EVENT_SLICE_ROWS = 500;
 
 export function batchRows(batch: ForwardBatch): number {
-  return batch.events.length + batch.transitions.length + batch.alerts.length + batch.samples.length;
+  return batch.events.length + batch.transitions.length + batch.alerts.length + batch.samples.length + batch.reportMinutes.length;
 }
 
 /** Whether committing the batch moves a cursor (a batch of empty sample windows moves one without rows). */
 export function batchMovesCursors(batch: ForwardBatch): boolean {
   const { from, to } = batch;
   return from.eventId !== to.eventId || from.transitionId !== to.transitionId
-    || from.alertChangeId !== to.alertChangeId || from.samplesFromMs !== to.samplesFromMs;
+    || from.alertChangeId !== to.alertChangeId || from.samplesFromMs !== to.samplesFromMs || from.reportMinuteId !== to.reportMinuteId;
 }
 
 export class ForwardQueue {
   readonly storeId: string;
   private readonly sql;
+  private readonly reportMinutes: ReportMinutesTable;
 
   constructor(
     private readonly db: Db,
@@ -133,15 +151,18 @@ export class ForwardQueue {
       pendingTransitions: db.prepare('SELECT max(0, coalesce(max(id), 0) - ?) FROM alert_transitions').pluck(),
       pendingAlerts: db.prepare('SELECT count(DISTINCT alert_id) FROM forward_alert_changes').pluck(),
     };
+    this.reportMinutes = new ReportMinutesTable(db);
   }
 
   /**
    * Creates the cursors the first time this store forwards: events and transitions from the
    * start, every existing alert queued, samples from the oldest stored step. Setting the alerts
-   * cursor turns on the triggers that queue alert changes (store migration 4).
+   * cursor turns on the triggers that queue alert changes (store migration 4). The log report's
+   * minutes from the first stored row, also for a store that forwarded before they were.
    */
   init(nowMs: number): void {
     this.db.transaction(() => {
+      if (this.sql.cursor.get('report_minutes') === undefined) this.sql.setCursor.run('report_minutes', 0, nowMs);
       if (this.sql.cursor.get('alerts') !== undefined) return;
       this.sql.setCursor.run('events', 0, nowMs);
       this.sql.setCursor.run('alert_transitions', 0, nowMs);
@@ -180,17 +201,19 @@ export class ForwardQueue {
     this.db.transaction(() => {
       const cursors = this.cursors();
       const earlierChangesLeft = this.sql.alertChangesUpTo.get(from.alertChangeId) === 1;
-      if (cursors.eventId !== from.eventId || cursors.transitionId !== from.transitionId || cursors.samplesFromMs !== from.samplesFromMs || earlierChangesLeft) {
+      if (cursors.eventId !== from.eventId || cursors.transitionId !== from.transitionId || cursors.samplesFromMs !== from.samplesFromMs
+        || cursors.reportMinuteId !== from.reportMinuteId || earlierChangesLeft) {
         throw new Error(`${this.db.name}: forward batch starts at ${JSON.stringify(from)}, not at the cursors ${JSON.stringify(cursors)}${earlierChangesLeft ? ' (alert changes of an earlier batch not committed)' : ''}: an earlier batch was not committed`);
       }
       if (to.eventId !== from.eventId) this.sql.setCursor.run('events', to.eventId, nowMs);
       if (to.transitionId !== from.transitionId) this.sql.setCursor.run('alert_transitions', to.transitionId, nowMs);
       if (to.alertChangeId !== from.alertChangeId) this.sql.doneAlertChanges.run(to.alertChangeId);
       if (to.samplesFromMs !== from.samplesFromMs) this.sql.setCursor.run('samples', to.samplesFromMs, nowMs);
+      if (to.reportMinuteId !== from.reportMinuteId) this.sql.setCursor.run('report_minutes', to.reportMinuteId, nowMs);
     })();
   }
 
-  /** Rows waiting per stream; samples as steps of active series not yet forwarded. */
+  /** Rows waiting per stream; samples as steps of active series not yet forwarded; report minutes as stored rows. */
   pending(nowMs: number): Record<ForwardStream, number> {
     const samplesFrom = this.position('samples');
     const steps = Math.max(0, (this.completeUntil(nowMs) - samplesFrom) / this.options.stepMs);
@@ -199,6 +222,7 @@ export class ForwardQueue {
       alert_transitions: this.sql.pendingTransitions.get(this.position('alert_transitions')) as number,
       alerts: this.sql.pendingAlerts.get() as number,
       samples: steps === 0 ? 0 : steps * this.activeSeries(samplesFrom).length,
+      report_minutes: this.reportMinutes.countMinuteRowsAfter(this.position('report_minutes')),
     };
   }
 
@@ -221,15 +245,36 @@ export class ForwardQueue {
     const alerts = alertIds.flatMap((id) => (this.sql.alert.get(id) as AlertRow | undefined) ?? []);
     yield;
     const { series, samples, untilMs } = this.nextSamples(nowMs, from.samplesFromMs);
+    yield;
+    const { reportMinutes, lastRowId } = this.nextReportMinutes(from.reportMinuteId);
     return {
-      events, transitions, alerts, series, samples, from,
+      events, transitions, alerts, series, samples, reportMinutes, from,
       to: {
         eventId: events.at(-1)?.id ?? from.eventId,
         transitionId: transitions.at(-1)?.id ?? from.transitionId,
         alertChangeId: changes.at(-1)?.id ?? from.alertChangeId,
         samplesFromMs: untilMs,
+        reportMinuteId: lastRowId,
       },
     };
+  }
+
+  /**
+   * The minutes of up to batchRows report rows after `afterId`, each read whole, in (target,
+   * minute) order: batches written at once on two connections then lock their central rows in
+   * the same order.
+   */
+  private nextReportMinutes(afterId: number): { reportMinutes: ReportMinute[]; lastRowId: number } {
+    const rows = this.reportMinutes.minuteRowsAfter(afterId, this.options.batchRows);
+    const touched = new Map(rows.map((r) => [`${r.target}\u0000${r.minuteMs}`, { target: r.target, minuteMs: r.minuteMs }]));
+    const reportMinutes = [...touched.values()]
+      .sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : a.minuteMs - b.minuteMs))
+      // Listed in the same synchronous step, so never null here: flatMap keeps the type honest.
+      .flatMap(({ target, minuteMs }) => {
+        const minute = this.reportMinutes.minute(target, minuteMs);
+        return minute === null ? [] : [{ target, minuteMs, ...minute }];
+      });
+    return { reportMinutes, lastRowId: rows.at(-1)?.id ?? afterId };
   }
 
   private cursors(): ForwardPositions {
@@ -239,6 +284,7 @@ export class ForwardQueue {
       // Committed changes are deleted: every row left is after the cursor.
       alertChangeId: 0,
       samplesFromMs: this.position('samples'),
+      reportMinuteId: this.position('report_minutes'),
     };
   }
 

@@ -7,6 +7,7 @@ import { setImmediate as eventLoopTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { openStore, type Db } from '../store/open-store.js';
+import { ReportMinutesTable } from '../store/report-minutes.js';
 import type { ForwardBatch } from './forward-queue.js';
 import { ForwardQueue } from './forward-queue.js';
 import { Forwarder } from './forwarder.js';
@@ -220,5 +221,65 @@ describe('ForwardQueue.nextAfter', () => {
     queue.commit(second, START_MS);
     const third = queue.next(START_MS);
     expect([third.events.length, third.alerts.length]).toEqual([0, 0]);
+  });
+});
+
+describe('ForwardQueue: the log report\'s minutes', () => {
+  const minute = (i: number) => START_MS + i * 60_000;
+  const states = (label: string) => JSON.stringify({ errors: label });
+
+  function minuteStore() {
+    const db = storeWithEvents(0);
+    const table = new ReportMinutesTable(db);
+    const queue = new ForwardQueue(db, { batchRows: 3, stepMs: 60_000, graceMs: 0 });
+    queue.init(START_MS);
+    /** The next batch, committed as the forwarder would after the central commit. */
+    const forward = () => {
+      const batch = queue.next(START_MS);
+      queue.commit(batch, START_MS);
+      return batch.reportMinutes.map((m) => ({ target: m.target, minute: (m.minuteMs - START_MS) / 60_000, states: m.states.map((s) => (JSON.parse(s) as { errors: string }).errors), throughId: m.throughId }));
+    };
+    return { db, table, queue, forward };
+  }
+
+  it('sends each minute whole, with every row it has when read, in (target, minute) order', () => {
+    const { table, queue, forward } = minuteStore();
+    table.insert({ target: 'db2', minuteMs: minute(0), states: states('a') });
+    table.insert({ target: 'db1', minuteMs: minute(1), states: states('b') });
+    table.insert({ target: 'db1', minuteMs: minute(0), states: states('c') });
+    table.insert({ target: 'db1', minuteMs: minute(1), states: states('d') });
+    expect(queue.pending(START_MS).report_minutes).toBe(4);
+    // Three rows read (batchRows): db1's minute 1 goes with its fourth row too.
+    expect(forward()).toEqual([
+      { target: 'db1', minute: 0, states: ['c'], throughId: 3 },
+      { target: 'db1', minute: 1, states: ['b', 'd'], throughId: 4 },
+      { target: 'db2', minute: 0, states: ['a'], throughId: 1 },
+    ]);
+    // Row 4 comes up again on its own: its minute is sent again, the same as it is centrally.
+    expect(forward()).toEqual([{ target: 'db1', minute: 1, states: ['b', 'd'], throughId: 4 }]);
+    expect(forward()).toEqual([]);
+    expect(queue.pending(START_MS).report_minutes).toBe(0);
+  });
+
+  it('sends a minute again, through a higher row id, once it gains a late row or its rows are merged; hour rows stay home', () => {
+    const { table, forward } = minuteStore();
+    table.insert({ target: 'db1', minuteMs: minute(0), states: states('a') });
+    expect(forward()).toEqual([{ target: 'db1', minute: 0, states: ['a'], throughId: 1 }]);
+
+    table.insert({ target: 'db1', minuteMs: minute(0), states: states('late') });
+    expect(forward()).toEqual([{ target: 'db1', minute: 0, states: ['a', 'late'], throughId: 2 }]);
+
+    table.mergeMinute('db1', minute(0), (texts) => states(texts.map((t) => (JSON.parse(t) as { errors: string }).errors).join('+')));
+    table.writeHour('db1', minute(0), (texts) => states(`hour of ${texts.length}`));
+    expect(forward()).toEqual([{ target: 'db1', minute: 0, states: ['a+late'], throughId: 3 }]);
+    expect(forward()).toEqual([]);
+  });
+
+  it('starts from the first stored row on a store that forwarded before minutes were forwarded', () => {
+    const { db, table, queue, forward } = minuteStore();
+    db.prepare(`DELETE FROM forward_cursors WHERE stream = 'report_minutes'`).run();
+    table.insert({ target: 'db1', minuteMs: minute(0), states: states('a') });
+    queue.init(START_MS);
+    expect(forward()).toEqual([{ target: 'db1', minute: 0, states: ['a'], throughId: 1 }]);
   });
 });

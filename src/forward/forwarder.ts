@@ -44,7 +44,7 @@ export interface ForwardStats {
   failures: number;
 }
 
-const STREAM_NAMES: readonly ForwardStream[] = ['events', 'alert_transitions', 'alerts', 'samples'];
+const STREAM_NAMES: readonly ForwardStream[] = ['events', 'alert_transitions', 'alerts', 'samples', 'report_minutes'];
 
 type CentralSink = Pick<CentralWriter, 'write' | 'close'>;
 
@@ -224,5 +224,6 @@ export class Forwarder implements Component {
     this.forwardedRows.alert_transitions += batch.transitions.length;
     this.forwardedRows.alerts += batch.alerts.length;
     this.forwardedRows.samples += batch.samples.length;
+    this.forwardedRows.report_minutes += batch.reportMinutes.length;
   }
 }

@@ -36,6 +36,10 @@ export class ReportMinutesTable {
     this.sql = {
       insert: db.prepare('INSERT INTO report_minutes (target, minute_ms, span_ms, states) VALUES (?, ?, ?, ?)'),
       ofSpan: db.prepare('SELECT id, states FROM report_minutes WHERE target = ? AND span_ms = ? AND minute_ms >= ? AND minute_ms < ? ORDER BY minute_ms, id'),
+      minuteRowsAfter: db.prepare(`SELECT id, target, minute_ms AS minuteMs FROM report_minutes WHERE id > ? AND span_ms = ${MINUTE_SPAN_MS} ORDER BY id LIMIT ?`),
+      ofMinute: db.prepare(`SELECT id, states FROM report_minutes WHERE target = ? AND minute_ms = ? AND span_ms = ${MINUTE_SPAN_MS} ORDER BY id`),
+      oldestMinuteAfter: db.prepare(`SELECT min(minute_ms) FROM report_minutes WHERE id > ? AND span_ms = ${MINUTE_SPAN_MS}`).pluck(),
+      countMinuteRowsAfter: db.prepare(`SELECT count(*) FROM report_minutes WHERE id > ? AND span_ms = ${MINUTE_SPAN_MS} AND minute_ms < ?`).pluck(),
       deleteRows: db.prepare('DELETE FROM report_minutes WHERE target = ? AND span_ms = ? AND minute_ms >= ? AND minute_ms < ? AND id <= ?'),
       groupsSince: db.prepare(`SELECT target, minute_ms AS minuteMs, min(id) AS firstId, max(id) AS lastId,
         (SELECT count(*) FROM report_minutes m WHERE m.target = r.target AND m.minute_ms = r.minute_ms AND m.span_ms = ${MINUTE_SPAN_MS}) AS rows
@@ -97,6 +101,32 @@ export class ReportMinutesTable {
       ORDER BY minute_ms, target, id`)
       .iterate({ fromMs: query.fromMs, toMs: query.toMs, ...(query.target !== undefined ? { target: query.target } : {}) }) as IterableIterator<{ target: string; minuteMs: number; states: Buffer }>;
     for (const row of rows) yield { target: row.target, minuteMs: row.minuteMs, states: inflated(row.states) };
+  }
+
+  /** Minute rows (not hours) with an id above `afterId`, oldest first: what forwarding has not read yet. */
+  minuteRowsAfter(afterId: number, limit: number): Array<{ id: number; target: string; minuteMs: number }> {
+    return this.sql.minuteRowsAfter.all(afterId, limit) as Array<{ id: number; target: string; minuteMs: number }>;
+  }
+
+  /** How many minute rows have an id above `afterId` (and a minute starting before `beforeMs`). */
+  countMinuteRowsAfter(afterId: number, beforeMs = Number.MAX_SAFE_INTEGER): number {
+    return this.sql.countMinuteRowsAfter.get(afterId, beforeMs) as number;
+  }
+
+  /** The start of the oldest minute with a row above `afterId`; null when there is none. */
+  oldestMinuteAfter(afterId: number): number | null {
+    return this.sql.oldestMinuteAfter.get(afterId) as number | null;
+  }
+
+  /**
+   * Every row a target's minute has now, as written (oldest first), and the highest row id among
+   * them: a minute's rows only ever gain rows or are merged into a row with a higher id, so a
+   * higher `throughId` means the same minute with as much or more in it. Null: no rows.
+   */
+  minute(target: string, minuteMs: number): { throughId: number; states: string[] } | null {
+    const rows = this.sql.ofMinute.all(target, minuteMs) as Array<{ id: number; states: Buffer }>;
+    if (rows.length === 0) return null;
+    return { throughId: rows.at(-1)!.id, states: rows.map((r) => inflated(r.states)) };
   }
 
   /** Deletes the minutes (and hours) that start before `cutoffMs`, at most `limit` rows; returns how many. */

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../test/helpers/manual-clock.js';
 import { ForwardQueue } from '../forward/forward-queue.js';
 import { openStore, type Db } from './open-store.js';
+import { ReportMinutesTable } from './report-minutes.js';
 import { applyRetention, RetentionJob, usedBytes } from './retention.js';
 
 const DAY_MS = 86_400_000;
@@ -43,6 +44,7 @@ function forwardOneBatch(db: Db, rows: number): { eventId: number; samplesBefore
   return { eventId: batch.to.eventId, samplesBeforeMs: batch.to.samplesFromMs };
 }
 
+const reportRowIds = (db: Db): number[] => db.prepare('SELECT id FROM report_minutes ORDER BY id').pluck().all() as number[];
 const ids = (db: Db): number[] => db.prepare('SELECT id FROM events ORDER BY id').pluck().all() as number[];
 const sampleTimes = (db: Db): number[] => db.prepare('SELECT ts_ms FROM samples ORDER BY ts_ms').pluck().all() as number[];
 
@@ -59,7 +61,7 @@ describe('retention with forwarding configured', () => {
     // Sent and old: gone. Not sent: kept, old or not.
     expect(ids(db)).toEqual(before.ids.filter((id) => id > sent.eventId));
     expect(sampleTimes(db)).toEqual(before.samples.filter((ts) => ts >= Math.min(cutoffMs, sent.samplesBeforeMs)));
-    expect(result.unforwardedDeleted).toEqual({ events: 0, samples: 0 });
+    expect(result.unforwardedDeleted).toEqual({ events: 0, samples: 0, report_minutes: 0 });
 
     // Once forwarding has caught up, the age limit applies to every row.
     for (let i = 0; i < 10; i++) forwardOneBatch(db, 1_000);
@@ -93,7 +95,7 @@ describe('retention with forwarding configured', () => {
     expect(deletedUnsent.length).toBeGreaterThan(0);
     const keptSamples = new Set(sampleTimes(db));
     const deletedUnsentSamples = before.samples.filter((ts) => ts >= sent.samplesBeforeMs && !keptSamples.has(ts));
-    expect(result.unforwardedDeleted).toEqual({ events: deletedUnsent.length, samples: deletedUnsentSamples.length });
+    expect(result.unforwardedDeleted).toEqual({ events: deletedUnsent.length, samples: deletedUnsentSamples.length, report_minutes: 0 });
     db.close();
   });
 
@@ -103,7 +105,7 @@ describe('retention with forwarding configured', () => {
     const lines: Array<Record<string, unknown>> = [];
     const log = pino({ level: 'info', base: null, timestamp: false }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     const job = new RetentionJob(db, { maxAgeMs: 365 * DAY_MS, maxSizeBytes: Math.round(usedBytes(db) * 0.5), keepUnforwarded: true }, new ManualClock(NOW_MS), log);
-    expect(job.stats.unforwardedDeleted).toEqual({ events: 0, samples: 0 });
+    expect(job.stats.unforwardedDeleted).toEqual({ events: 0, samples: 0, report_minutes: 0 });
 
     job.runOnce();
     const warnings = lines.filter((l) => l.level === 40);
@@ -133,6 +135,42 @@ describe('retention of the outbox', () => {
 
     expect(result.outboxPruned).toBe(1);
     expect(db.prepare('SELECT dedup_key FROM outbox ORDER BY id').pluck().all()).toEqual(['old-pending', 'new-rejected']);
+    db.close();
+  });
+
+  it('keeps every row of a log report minute, and of the minutes after it, while one of its rows is not sent', () => {
+    const db = storeWithDays(10, 3_600_000);
+    const minutes = new ReportMinutesTable(db);
+    const daysAgo = (days: number) => NOW_MS - days * DAY_MS;
+    minutes.insert({ target: 't', minuteMs: daysAgo(9), states: '{}' });
+    minutes.insert({ target: 't', minuteMs: daysAgo(8), states: '{}' });
+    forwardOneBatch(db, 2);
+    // A late row of the sent minute 9 days ago: sent alone, the minute would lose its first row centrally.
+    minutes.insert({ target: 't', minuteMs: daysAgo(9), states: '{}' });
+    minutes.insert({ target: 't', minuteMs: daysAgo(7), states: '{}' });
+    const policy = { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12, keepUnforwarded: true };
+
+    expect(applyRetention(db, policy, NOW_MS).reportMinutesDeleted).toBe(0);
+    expect(reportRowIds(db)).toEqual([1, 2, 3, 4]);
+
+    forwardOneBatch(db, 1_000);
+    expect(applyRetention(db, policy, NOW_MS).reportMinutesDeleted).toBe(4);
+    db.close();
+  });
+
+  it('over the size budget counts the log report rows it deleted before they were sent', () => {
+    const db = storeWithDays(10, 60_000);
+    const minutes = new ReportMinutesTable(db);
+    for (let ts = NOW_MS - 10 * DAY_MS; ts < NOW_MS; ts += 3_600_000) minutes.insert({ target: 't', minuteMs: ts, states: '{}' });
+    forwardOneBatch(db, 100);
+    const before = reportRowIds(db);
+
+    const result = applyRetention(db, { maxAgeMs: 365 * DAY_MS, maxSizeBytes: Math.round(usedBytes(db) * 0.5), keepUnforwarded: true }, NOW_MS);
+
+    const kept = new Set(reportRowIds(db));
+    const deletedUnsent = before.filter((id) => id > 100 && !kept.has(id));
+    expect(deletedUnsent.length).toBeGreaterThan(0);
+    expect(result.unforwardedDeleted.report_minutes).toBe(deletedUnsent.length);
     db.close();
   });
 });

@@ -62,7 +62,7 @@ describe('applyRetention', () => {
   it('deletes events and samples past the age limit and keeps the rest', () => {
     const db = storeWithDays(10, 10);
     const result = applyRetention(db, { maxAgeMs: 3 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
-    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 } });
+    expect(result).toEqual({ eventsDeleted: 60, samplesDeleted: 60, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } });
     expect(count(db, 'events')).toBe(40);
     expect(count(db, 'samples')).toBe(40);
   });
@@ -114,7 +114,7 @@ describe('applyRetention retiring series', () => {
     expect(seriesPids(db)).toEqual(['100', '200']);
 
     const result = applyRetention(db, { maxAgeMs: 14 * DAY_MS, maxSizeBytes: 1e12 }, NOW_MS);
-    expect(result).toEqual({ eventsDeleted: 0, samplesDeleted: 3, seriesRetired: 1, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 } });
+    expect(result).toEqual({ eventsDeleted: 0, samplesDeleted: 3, seriesRetired: 1, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } });
     expect(seriesPids(db)).toEqual(['200']);
     expect(db.prepare('SELECT ts_ms FROM samples').pluck().all()).toEqual([NOW_MS - DAY_MS]);
 
@@ -174,9 +174,9 @@ describe('RetentionJob', () => {
     await job.stop();
 
     expect(lines).toEqual([
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 }, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 }, msg: 'retention removed old data' },
-      { level: 30, eventsDeleted: 2, samplesDeleted: 2, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 }, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 }, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 }, msg: 'retention removed old data' },
+      { level: 30, eventsDeleted: 2, samplesDeleted: 2, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 }, msg: 'retention removed old data' },
     ]);
     db.close();
   });
@@ -223,9 +223,9 @@ describe('RetentionJob', () => {
     other.close();
     await clock.advance(INTERVAL_MS);
     expect(storedMs(db)).toEqual([NOW_MS]);
-    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 }, msg: 'retention removed old data' }]);
+    expect(lines.slice(1)).toEqual([{ level: 30, eventsDeleted: 1, samplesDeleted: 1, seriesRetired: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 }, msg: 'retention removed old data' }]);
     // Counted for pgvigil_retention_failures_total / _deleted_rows_total.
-    expect(job.stats).toEqual({ failures: 1, rowsDeleted: 2, unforwardedDeleted: { events: 0, samples: 0 } });
+    expect(job.stats).toEqual({ failures: 1, rowsDeleted: 2, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } });
     await job.stop();
     db.close();
   });
@@ -307,7 +307,7 @@ describe('thinning old samples', () => {
       writer.enqueue({ samples: [{ target: 't', name: 'pg_standby_replay_delay_seconds', labels: {}, tsMs: ts, value: 1 }] });
     }
     expect(writer.flush()).toBe(true);
-    expect(applyRetention(db, thinning, NOW_MS)).toMatchObject({ samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 } });
+    expect(applyRetention(db, thinning, NOW_MS)).toMatchObject({ samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } });
     expect(samples(db)).toHaveLength(240);
     db.close();
   });
@@ -327,7 +327,7 @@ describe('thinning old samples', () => {
   it('keeps every sample when series_full_resolution_hours is null', () => {
     const db = openStore(':memory:');
     writeCounter(db, new ManualClock(NOW_MS), NOW_MS - 3 * DAY_MS, NOW_MS - 3 * DAY_MS + HOUR_MS);
-    expect(applyRetention(db, { ...thinning, fullResolutionMs: null }, NOW_MS)).toMatchObject({ samplesDeleted: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0 } });
+    expect(applyRetention(db, { ...thinning, fullResolutionMs: null }, NOW_MS)).toMatchObject({ samplesDeleted: 0, samplesThinned: 0, reportMinutesDeleted: 0, outboxPruned: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } });
     expect(samples(db)).toHaveLength(240);
     expect(applyRetention(db, thinning, NOW_MS)).toMatchObject({ samplesDeleted: 228, samplesThinned: 228 });
     db.close();

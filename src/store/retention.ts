@@ -7,9 +7,11 @@
  * deleted on delivery). Deletes run in bounded transactions so a large clean-up never holds the
  * write lock for long.
  *
- * With forwarding configured (`keepUnforwarded`), age never deletes an event or a sample the
- * forwarder has not sent (its cursors, forward_cursors): only the size budget does, and those rows
- * are counted apart (`unforwardedDeleted`) so the operator learns the central copy has a hole.
+ * With forwarding configured (`keepUnforwarded`), age never deletes an event, a sample or a log
+ * report minute the forwarder has not sent (its cursors, forward_cursors): only the size budget
+ * does, and those rows are counted apart (`unforwardedDeleted`) so the operator learns the central
+ * copy has a hole. A report minute goes whole or not at all: the forwarder sends a minute's rows
+ * as its central row, so a minute left with only its unsent rows would replace what was sent.
  *
  * Before that, per-table samples older than the full-resolution age are thinned to one per step
  * (the latest of each step, so a counter keeps its value at the step's end): per-table series at
@@ -38,6 +40,8 @@ export interface RetentionPolicy {
 export interface UnforwardedDeleted {
   events: number;
   samples: number;
+  /** Minute rows of the log report (the metric's `table` label, hence snake_case). */
+  report_minutes: number;
 }
 
 export interface RetentionResult {
@@ -53,10 +57,13 @@ export interface RetentionResult {
   unforwardedDeleted: UnforwardedDeleted;
 }
 
-/** Where forwarding stands: events up to this id and samples before this time were sent. */
+/** Where forwarding stands: events up to this id, samples and report minutes before these times were sent. */
 interface ForwardedUpTo {
   eventId: number;
   samplesBeforeMs: number;
+  /** The report minutes' cursor (a row id), and the start of the oldest minute with a row after it. */
+  reportMinuteId: number;
+  reportMinutesBeforeMs: number;
 }
 
 /** Thinning done up to (exclusive): each step is thinned once, not re-read at every run. */
@@ -81,7 +88,7 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
   const samplesThinned = policy.fullResolutionMs === undefined || policy.fullResolutionMs === null ? 0
     : thin(db, policy.thinnedStepMs ?? DEFAULT_THINNED_STEP_MS, Math.max(cutoffMs, mark.thinnedBeforeMs ?? oldestPerTableSampleMs(db) ?? nowMs),
       Math.min(nowMs - policy.fullResolutionMs, forwarded?.samplesBeforeMs ?? Infinity), mark);
-  const unforwardedDeleted: UnforwardedDeleted = { events: 0, samples: 0 };
+  const unforwardedDeleted: UnforwardedDeleted = { events: 0, samples: 0, report_minutes: 0 };
   const result = { ...deleteOlderThan(db, cutoffMs, forwarded), samplesThinned, outboxPruned: pruneOutbox(db, cutoffMs), unforwardedDeleted };
   result.samplesDeleted += samplesThinned;
   const add = (step: Omit<RetentionResult, 'samplesThinned' | 'outboxPruned' | 'unforwardedDeleted'>) => {
@@ -105,6 +112,7 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
     const stepCutoffMs = Math.min(oldest + stepMs, nowMs);
     let deleted = add(deleteOlderThan(db, stepCutoffMs, forwarded));
     if (forwarded !== null) {
+      unforwardedDeleted.report_minutes += new ReportMinutesTable(db).countMinuteRowsAfter(forwarded.reportMinuteId, stepCutoffMs);
       const unforwarded = deleteOlderThan(db, stepCutoffMs, null);
       unforwardedDeleted.events += unforwarded.eventsDeleted;
       unforwardedDeleted.samples += unforwarded.samplesDeleted;
@@ -118,9 +126,12 @@ export function applyRetention(db: Db, policy: RetentionPolicy, nowMs: number, m
 /** The forward cursors; a stream without one (forwarding not started yet) has sent nothing. */
 function forwardedUpTo(db: Db): ForwardedUpTo {
   const cursor = db.prepare('SELECT position FROM forward_cursors WHERE stream = ?').pluck();
+  const reportMinuteId = (cursor.get('report_minutes') as number | undefined) ?? 0;
   return {
     eventId: (cursor.get('events') as number | undefined) ?? 0,
     samplesBeforeMs: (cursor.get('samples') as number | undefined) ?? 0,
+    reportMinuteId,
+    reportMinutesBeforeMs: new ReportMinutesTable(db).oldestMinuteAfter(reportMinuteId) ?? Number.MAX_SAFE_INTEGER,
   };
 }
 
@@ -179,11 +190,13 @@ function deleteOlderThan(db: Db, cutoffMs: number, forwarded: ForwardedUpTo | nu
     deleted = events.run(cutoffMs, forwarded?.eventId ?? Number.MAX_SAFE_INTEGER).changes;
     eventsDeleted += deleted;
   }
-  // The log report's minutes go with the events they were folded from.
+  // The log report's minutes go with the events they were folded from; with forwarding, whole
+  // minutes up to the oldest one not sent yet.
   const minutes = new ReportMinutesTable(db);
+  const minutesCutoffMs = forwarded === null ? cutoffMs : Math.min(cutoffMs, forwarded.reportMinutesBeforeMs);
   let reportMinutesDeleted = 0;
   for (let deleted = CHUNK_ROWS; deleted === CHUNK_ROWS;) {
-    deleted = minutes.deleteBefore(cutoffMs, CHUNK_ROWS);
+    deleted = minutes.deleteBefore(minutesCutoffMs, CHUNK_ROWS);
     reportMinutesDeleted += deleted;
   }
   return { eventsDeleted, reportMinutesDeleted, ...deleteSamplesOlderThan(db, forwarded === null ? cutoffMs : Math.min(cutoffMs, forwarded.samplesBeforeMs)) };
@@ -246,7 +259,7 @@ function oldestMs(db: Db): number | null {
 export class RetentionJob implements Component {
   readonly name = 'retention';
   /** Runs that failed (a locked, full or broken store): retried at the next interval, and counted. */
-  readonly stats = { failures: 0, rowsDeleted: 0, unforwardedDeleted: { events: 0, samples: 0 } };
+  readonly stats = { failures: 0, rowsDeleted: 0, unforwardedDeleted: { events: 0, samples: 0, report_minutes: 0 } as UnforwardedDeleted };
   private timer: { cancel(): void } | null = null;
   private readonly thinning: ThinningMark = { thinnedBeforeMs: null };
 
@@ -271,10 +284,12 @@ export class RetentionJob implements Component {
     try {
       const result = applyRetention(this.db, this.policy, this.clock.nowMs(), this.thinning);
       this.stats.rowsDeleted += result.eventsDeleted + result.samplesDeleted + result.reportMinutesDeleted;
-      this.stats.unforwardedDeleted.events += result.unforwardedDeleted.events;
-      this.stats.unforwardedDeleted.samples += result.unforwardedDeleted.samples;
+      const unforwarded = result.unforwardedDeleted;
+      this.stats.unforwardedDeleted.events += unforwarded.events;
+      this.stats.unforwardedDeleted.samples += unforwarded.samples;
+      this.stats.unforwardedDeleted.report_minutes += unforwarded.report_minutes;
       if (result.eventsDeleted + result.samplesDeleted + result.seriesRetired + result.reportMinutesDeleted + result.outboxPruned > 0) this.log.info({ ...result }, 'retention removed old data');
-      if (result.unforwardedDeleted.events + result.unforwardedDeleted.samples > 0) {
+      if (unforwarded.events + unforwarded.samples + unforwarded.report_minutes > 0) {
         this.log.warn({ ...result.unforwardedDeleted, maxSizeBytes: this.policy.maxSizeBytes }, 'retention deleted rows not forwarded yet to keep the store within its size budget: the central database will miss them');
       }
     } catch (err) {

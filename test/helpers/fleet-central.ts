@@ -8,6 +8,7 @@ import pg from 'pg';
 import { expect } from 'vitest';
 import { migrateCentral } from '../../src/central/migrate-central.js';
 import { openStore } from '../../src/store/open-store.js';
+import { MINUTE_SPAN_MS, ReportMinutesTable } from '../../src/store/report-minutes.js';
 import { documentedGrants } from './fleet-grants.js';
 import type { PgServer } from './pg-harness.js';
 
@@ -84,4 +85,20 @@ export async function expectStoreInCentral(central: PgServer, file: string): Pro
     FROM pgvigil.alerts WHERE store_id = $1 ORDER BY local_id`, [id]);
   expect(centralAlerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })))
     .toEqual(local.alerts.map((a) => ({ ...a, evidence: JSON.parse(a.evidence as string) })));
+}
+
+/**
+ * Every minute of the store's log report, with all its rows, in the central database once: a
+ * minute sent again (after a crash, or merged on the sidecar since) replaced its row, never added one.
+ */
+export async function expectReportMinutesInCentral(central: PgServer, file: string): Promise<void> {
+  const id = storeIdentity(file);
+  const local = readStore(file, (db) => {
+    const table = new ReportMinutesTable(db);
+    const minutes = db.prepare(`SELECT DISTINCT target, minute_ms AS minuteMs FROM report_minutes WHERE span_ms = ${MINUTE_SPAN_MS} ORDER BY target, minute_ms`).all() as Array<{ target: string; minuteMs: number }>;
+    return minutes.map((m) => ({ ...m, ...table.minute(m.target, m.minuteMs)! }));
+  });
+  expect(local.length).toBeGreaterThan(0);
+  expect(await centralQuery(central, `SELECT target, (extract(epoch FROM ts) * 1000)::float8 AS "minuteMs", through_local_id::int AS "throughId", states
+    FROM pgvigil.report_minutes WHERE store_id = $1 ORDER BY target, ts`, [id])).toEqual(local);
 }

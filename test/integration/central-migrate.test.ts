@@ -43,8 +43,8 @@ function migrationSuite(version: PgVersion): void {
     const results = await Promise.all([migrateCentral(a, NOW_MS), migrateCentral(b, NOW_MS)]);
     expect(results.map((r) => r.applied).flat()).toEqual(CENTRAL_MIGRATIONS.map((_, i) => i + 1));
     expect(results.map((r) => r.version)).toEqual([CENTRAL_MIGRATIONS.length, CENTRAL_MIGRATIONS.length]);
-    // Four partitioned tables, one partition per day from yesterday to a week ahead.
-    expect(results[0]!.partitionsCreated + results[1]!.partitionsCreated).toBe(4 * (PARTITION_DAYS_AHEAD + 2));
+    // Five partitioned tables, one partition per day from yesterday to a week ahead.
+    expect(results[0]!.partitionsCreated + results[1]!.partitionsCreated).toBe(5 * (PARTITION_DAYS_AHEAD + 2));
     const again = await migrateCentral(a, NOW_MS);
     expect(again).toEqual({ applied: [], version: CENTRAL_MIGRATIONS.length, partitionsCreated: 0 });
     await expect(requireCentralSchema(a)).resolves.toBeUndefined();
@@ -82,7 +82,7 @@ function migrationSuite(version: PgVersion): void {
     expect((await client.query(insert, [today])).rowCount).toBe(0);
     const longAgo = new Date(`${OLD_DAYS[0]}T03:00:00Z`);
     await expect(client.query(insert, [longAgo])).rejects.toThrow(/no partition of relation "events" found for row/);
-    expect(await ensureDayPartitions(client, [OLD_DAYS[0]])).toBe(4);
+    expect(await ensureDayPartitions(client, [OLD_DAYS[0]])).toBe(5);
     expect(await ensureDayPartitions(client, [OLD_DAYS[0]])).toBe(0);
     expect((await client.query(insert, [longAgo])).rowCount).toBe(1);
   });
@@ -90,7 +90,7 @@ function migrationSuite(version: PgVersion): void {
   it('a forwarder that waited while another created the same day finds it made, and fails nothing', async () => {
     const [first, second] = [await connect(), await connect()];
     await first.query('BEGIN');
-    expect(await ensureDayPartitions(first, [OLD_DAYS[1]])).toBe(4);
+    expect(await ensureDayPartitions(first, [OLD_DAYS[1]])).toBe(5);
     // The second looks (nothing committed yet), then waits for the first's lock.
     const waiting = ensureDayPartitions(second, [OLD_DAYS[1]]);
     await waitUntil(async () => (await first.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)).rowCount === 1,
@@ -109,14 +109,14 @@ function migrationSuite(version: PgVersion): void {
     }
     expect(await partitions()).toBe(before);
     // The edges of the window are accepted.
-    expect(await ensureDayPartitions(client, [utcDay(NOW_MS + 7 * DAY_MS), utcDay(NOW_MS - 400 * DAY_MS)])).toBe(4);
+    expect(await ensureDayPartitions(client, [utcDay(NOW_MS + 7 * DAY_MS), utcDay(NOW_MS - 400 * DAY_MS)])).toBe(5);
     await client.query('SELECT pgvigil.drop_partitions_before($1)', [new Date(NOW_MS - 399 * DAY_MS)]);
   });
 
   it('prune drops whole days older than the cutoff and nothing newer', async () => {
     const client = await connect();
     const dropped = await dropPartitionsBefore(client, NOW_MS - DAY_MS - DAY_MS / 4);
-    expect(dropped).toEqual(['alert_transitions', 'alerts', 'events', 'samples'].flatMap((table) => OLD_DAYS.map((day) => `${table}_${partitionSuffix(day)}`)));
+    expect(dropped).toEqual(['alert_transitions', 'alerts', 'events', 'report_minutes', 'samples'].flatMap((table) => OLD_DAYS.map((day) => `${table}_${partitionSuffix(day)}`)));
     const { rows } = await client.query<{ n: string }>('SELECT count(*) AS n FROM pgvigil.events');
     expect(Number(rows[0]!.n)).toBe(1);
   });

@@ -33,6 +33,9 @@ describe('central store: each sidecar role writes only its own targets', () => {
     `INSERT INTO pgvigil.alerts (target, store_id, local_id, rule_id, dedup_key, severity, state, labels, summary, evidence, started_at, updated_at)
      VALUES ($1, $2, 1, 'r', 'k', 'warning', 'firing', '{}', $3, '[]', date_trunc('day', now()), now())
      ON CONFLICT (target, store_id, local_id, started_at) DO UPDATE SET summary = excluded.summary`, [target, storeId, summary]);
+  const upsertReportMinute = (client: pg.Client, target: string, storeId: string) => client.query(
+    `INSERT INTO pgvigil.report_minutes (target, store_id, ts, through_local_id, states) VALUES ($1, $2, date_trunc('minute', now()), 1, ARRAY['{}'])
+     ON CONFLICT (target, store_id, ts) DO UPDATE SET through_local_id = excluded.through_local_id, states = excluded.states`, [target, storeId]);
 
   beforeAll(async () => {
     central = await startPrimary({ version: 18, name: 'central-rls' });
@@ -55,6 +58,8 @@ describe('central store: each sidecar role writes only its own targets', () => {
     const b = await connectAs('sidecar_b');
     await insertEvent(a, 'db-a', STORE_A, 1);
     await upsertAlert(a, 'db-a', STORE_A, 'a firing');
+    await upsertReportMinute(a, 'db-a', STORE_A);
+    await upsertReportMinute(a, 'db-a', STORE_A);
     await insertEvent(b, 'db-b', STORE_B, 1);
     await upsertAlert(b, 'db-b', STORE_B, 'b firing');
 
@@ -63,6 +68,7 @@ describe('central store: each sidecar role writes only its own targets', () => {
     await expect(insertEvent(a, 'db-b', STORE_B, 2)).rejects.toMatchObject(refused);
     await expect(insertEvent(a, 'db-b', STORE_A, 2)).rejects.toMatchObject(refused);
     await expect(upsertAlert(a, 'db-b', STORE_B, 'forged by a')).rejects.toMatchObject(refused);
+    await expect(upsertReportMinute(a, 'db-b', STORE_B)).rejects.toMatchObject(refused);
     await expect(a.query("INSERT INTO pgvigil.targets (target, store_id) VALUES ('db-b', $1)", [STORE_A])).rejects.toMatchObject(refused);
     // Nor update B's rows, nor move its own rows to B's target.
     await expect(a.query("UPDATE pgvigil.alerts SET summary = 'forged by a' WHERE target = 'db-b'")).rejects.toMatchObject(refused);

@@ -4,8 +4,8 @@
  * CLI (`pgvigil central forward`, the daemon's queue and writer): one forwarder is SIGKILLed
  * mid-run and run again, the central database is restarted (immediate stop) under the other.
  * At the end every event, alert and alert transition of both stores is in the central database
- * exactly once, compared row by row, and the fleet report (`pgvigil report --store postgres://`)
- * names each target's alerts. The forwarders and the report connect as the roles docs/fleet.md
+ * exactly once, compared row by row, and every minute of their log reports once, whole; the
+ * fleet report (`pgvigil report --store postgres://`) names each target's alerts. The forwarders and the report connect as the roles docs/fleet.md
  * creates, with exactly its GRANTs: the reader cannot write.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -16,7 +16,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FleetTargetSummary } from '../../src/central/central-report.js';
 import { analyzeCaptured } from '../helpers/analyze-io.js';
-import { centralDsnAs, centralEventCount, centralQuery, expectStoreInCentral, prepareCentral, readStore, storeIdentity } from '../helpers/fleet-central.js';
+import { centralDsnAs, centralEventCount, centralQuery, expectReportMinutesInCentral, expectStoreInCentral, prepareCentral, readStore, storeIdentity } from '../helpers/fleet-central.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-processes.js';
 
@@ -80,6 +80,7 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     const second = forwardChild(storeFile('east'), as('pgvigil_forward'));
     expect(await second.exited).toMatchObject({ code: 0, stderr: '' });
     await expectStoreInCentral(central, storeFile('east'));
+    await expectReportMinutesInCentral(central, storeFile('east'));
   }, 120_000);
 
   it('west: the central database restarted under a running forwarder, which retries and finishes', async () => {
@@ -93,6 +94,7 @@ describe('two stores forwarded to one central PostgreSQL 18 through a SIGKILL an
     expect(exit).toMatchObject({ code: 0 });
     expect(exit.stderr).toMatch(/batch failed .*; retry 1 of 19/);
     await expectStoreInCentral(central, storeFile('west'));
+    await expectReportMinutesInCentral(central, storeFile('west'));
   }, 120_000);
 
   it('forwards the language of a translated log with each of its events', async () => {
