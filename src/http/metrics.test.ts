@@ -475,7 +475,7 @@ describe('Metrics of pgvigil itself', () => {
       sources: {
         tailers: () => [{ target: 'db1', source: '/var/log/postgresql', linesRead: 120, bytesRead: 9_000, parseFailures: { bad_prefix: 3 }, lagBytes: 512, lagSeconds: null }],
         collectors: () => [{ target: 'db1', collector: 'pg_stat_user_tables', polls: 4, errorsByCode: { '57014': 1 }, lastDurationMs: 250 }],
-        writer: () => ({ failing: false, committedRows: 77, backlogRows: 5 }),
+        writer: () => ({ failing: false, committedRows: 77, backlogRows: 5, droppedSamples: 6 }),
         storeSizeBytes: () => 4096,
         notifiers: () => [{ channel: 'pagerduty', queueDepth: 2, rejected: 1, delivered: 9, failures }],
         retention: () => ({ failures: 3, rowsDeleted: 1_200, unforwardedDeleted: { events: 4, samples: 0 } }),
@@ -494,6 +494,7 @@ describe('Metrics of pgvigil itself', () => {
     expect(got.get('pgvigil_collector_errors_total{target="db1",collector="pg_stat_user_tables",code="57014"}')).toBe(1);
     expect(got.get('pgvigil_collector_polls_total{target="db1",collector="pg_stat_user_tables"}')).toBe(4);
     expect(got.get('pgvigil_store_rows_written_total')).toBe(77);
+    expect(got.get('pgvigil_store_samples_dropped_total')).toBe(6);
     expect(got.get('pgvigil_store_size_bytes')).toBe(4096);
     expect(got.get('pgvigil_retention_failures_total')).toBe(3);
     expect(got.get('pgvigil_retention_deleted_rows_total')).toBe(1_200);
@@ -549,7 +550,7 @@ describe('Metrics of pgvigil itself', () => {
 
   it('survives a stats getter that throws in the background refresh, and the scrape that finds the health stale answers the error', async () => {
     let broken = false;
-    const { clock, metrics } = setup({ sources: { writer: () => { if (broken) throw new Error('writer stats unavailable'); return { failing: false, committedRows: 1, backlogRows: 0 }; } } });
+    const { clock, metrics } = setup({ sources: { writer: () => { if (broken) throw new Error('writer stats unavailable'); return { failing: false, committedRows: 1, backlogRows: 0, droppedSamples: 0 }; } } });
     await metrics.start();
     await metrics.render();
     broken = true;

@@ -60,6 +60,8 @@ export interface WriterStats {
   failing: boolean;
   committedRows: number;
   backlogRows: number;
+  /** Samples dropped, oldest first, while the store could not take them (store-writer.ts). */
+  droppedSamples: number;
 }
 
 /** Getter callbacks the lead wires in src/app.ts; each is optional. */
@@ -207,6 +209,10 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
     { name: 'pgvigil_store_write_failing', type: 'gauge', help: '1 while store commits fail (disk full, I/O error); pending rows are kept and retried.', labelNames: [], read: () => writer((w) => (w.failing ? 1 : 0)) },
     { name: 'pgvigil_store_rows_written_total', type: 'counter', help: 'Rows (events, samples, offsets) committed to the store.', labelNames: [], read: () => writer((w) => w.committedRows) },
     { name: 'pgvigil_store_backlog_rows', type: 'gauge', help: 'Rows waiting to be committed to the store.', labelNames: [], read: () => writer((w) => w.backlogRows) },
+    {
+      name: 'pgvigil_store_samples_dropped_total', type: 'counter', labelNames: [], read: () => writer((w) => w.droppedSamples),
+      help: 'Polled samples dropped, oldest first, while store commits failed and the samples held reached their bound; log events are never dropped (the tailer waits).',
+    },
     { name: 'pgvigil_retention_failures_total', type: 'counter', help: 'Retention runs that failed (a locked, full or broken store); each is retried at the next interval.', labelNames: [], read: () => retention((r) => r.failures) },
     { name: 'pgvigil_retention_deleted_rows_total', type: 'counter', help: 'Events and samples deleted by retention.', labelNames: [], read: () => retention((r) => r.rowsDeleted) },
     {

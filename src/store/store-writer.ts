@@ -4,9 +4,12 @@
  * never committed without the events read up to it, and vice versa: this is what makes tailing
  * exactly-once across restarts and SIGKILL.
  *
- * A failed commit (disk full, I/O error) keeps the batch in memory and retries on the next
- * flush; sources see `accepting === false` once the backlog is over its cap and stop reading,
- * so nothing is lost and memory stays bounded.
+ * A failed commit (disk full, I/O error, another process holding the write lock) keeps the
+ * batches in memory (pending-batches.ts) and retries with a growing delay, each attempt a chunk of
+ * at most `batchRows` rows; the first that succeeds commits the rest. The tailer sees
+ * `accepting === false` once the log rows held are over their cap and stops reading, so no log
+ * line is lost; pollers cannot wait, so the samples held are bounded and the oldest are dropped
+ * (counted, said once per failing streak). Memory stays bounded either way.
  *
  * Series rows: identity labels only, descriptive ones in `info` (series-identity.ts), and the
  * coarse time of the newest sample in `seen_ms`; both are updated only when they change, from
@@ -15,6 +18,7 @@
 import type { Db } from './open-store.js';
 import type { AnyLogEvent, Clock, Component, Sample } from '../domain/index.js';
 import { labelsKey } from '../domain/index.js';
+import { PendingBatches, rowsOf } from './pending-batches.js';
 import { ReportMinutesTable, type ReportMinuteRow } from './report-minutes.js';
 import { SEEN_STEP_MS, splitLabels } from './series-identity.js';
 
@@ -67,9 +71,22 @@ export interface StoreWriterOptions {
   flushIntervalMs?: number;
   /** Rows pending before enqueue flushes at once. */
   batchRows?: number;
-  /** Rows pending (after failed commits) past which `accepting` turns false. */
+  /** Log rows (events, offsets, report minutes) pending past which `accepting` turns false. */
   maxBacklogRows?: number;
+  /** Samples held past which the oldest sample batches are dropped (pending-batches.ts). */
+  maxHeldSamples?: number;
+  /** Longest wait between two commit attempts while commits fail; the first waits flushIntervalMs. */
+  maxRetryDelayMs?: number;
 }
+
+/**
+ * 100,000 samples: about 18 MB of heap at the 183 bytes a held sample with three labels
+ * measured (Node 20), the same order as the 200,000 log rows the tailer may hold. At default
+ * intervals about 4 minutes of one database with 200 tables (pg_stat_user_tables alone sends
+ * ~400 samples a second for it); a longer outage keeps the newest. Not configurable: a memory
+ * budget, not a tuning knob.
+ */
+const MAX_HELD_SAMPLES = 100_000;
 
 /** What the writer knows a series row holds. */
 interface CachedSeries {
@@ -85,13 +102,13 @@ const MAX_CACHED_SERIES = 500_000;
 
 interface Logger {
   error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
   info(obj: object, msg: string): void;
 }
 
 export class StoreWriter implements Component {
   readonly name = 'store-writer';
-  private pending: WriteBatch[] = [];
-  private pendingRows = 0;
+  private readonly pending: PendingBatches;
   private timer: { cancel(): void } | null = null;
   private readonly seriesRows = new Map<string, CachedSeries>();
   /** series_retirement.generation when seriesRows was filled; null: not read yet. */
@@ -99,6 +116,13 @@ export class StoreWriter implements Component {
   private readonly listeners: Array<(result: FlushResult) => void> = [];
   private readonly options: Required<StoreWriterOptions>;
   private failing = false;
+  /** Failed attempts since the last commit; sets the delay before the next. */
+  private failedAttempts = 0;
+  /** Monotonic time before which the timer makes no attempt while failing. */
+  private retryAtMs = 0;
+  /** Samples dropped since the last commit; a drop is said once per streak. */
+  private droppedInStreak = 0;
+  private droppedSamples = 0;
   private lastWriteMs = 0;
   private committedRows = 0;
 
@@ -118,7 +142,8 @@ export class StoreWriter implements Component {
     private readonly log: Logger,
     options: StoreWriterOptions = {},
   ) {
-    this.options = { flushIntervalMs: 250, batchRows: 10_000, maxBacklogRows: 200_000, ...options };
+    this.options = { flushIntervalMs: 250, batchRows: 10_000, maxBacklogRows: 200_000, maxHeldSamples: MAX_HELD_SAMPLES, maxRetryDelayMs: 4_000, ...options };
+    this.pending = new PendingBatches(this.options.maxHeldSamples);
     this.insertEvent = db.prepare(
       `INSERT INTO events (target, ts_ms, kind, level, sqlstate, pid, database, user_name, message, details, source_file, source_offset, language)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -139,7 +164,7 @@ export class StoreWriter implements Component {
   }
 
   async start(): Promise<void> {
-    this.timer = this.clock.setInterval(() => this.flush(), this.options.flushIntervalMs);
+    this.timer = this.clock.setInterval(() => this.flushWhenDue(), this.options.flushIntervalMs);
   }
 
   async stop(): Promise<void> {
@@ -148,17 +173,17 @@ export class StoreWriter implements Component {
     this.flush();
   }
 
-  /** False while commits fail and the backlog is over its cap: sources should pause. */
+  /** False while commits fail and the log rows held are over their cap: the tailer should pause. */
   get accepting(): boolean {
-    return this.pendingRows < this.options.maxBacklogRows;
+    return this.pending.logRows < this.options.maxBacklogRows;
   }
 
   get backlogRows(): number {
-    return this.pendingRows;
+    return this.pending.rows;
   }
 
-  get stats(): { failing: boolean; lastWriteMs: number; committedRows: number } {
-    return { failing: this.failing, lastWriteMs: this.lastWriteMs, committedRows: this.committedRows };
+  get stats(): { failing: boolean; lastWriteMs: number; committedRows: number; droppedSamples: number } {
+    return { failing: this.failing, lastWriteMs: this.lastWriteMs, committedRows: this.committedRows, droppedSamples: this.droppedSamples };
   }
 
   /** Called after each successful commit with what it committed (events carry their ids). */
@@ -167,15 +192,31 @@ export class StoreWriter implements Component {
   }
 
   enqueue(batch: WriteBatch): void {
-    this.pending.push(batch);
-    this.pendingRows += (batch.events?.length ?? 0) + (batch.samples?.length ?? 0) + (batch.offsets?.length ?? 0) + (batch.reportMinutes?.length ?? 0);
-    if (this.pendingRows >= this.options.batchRows && !this.failing) this.flush();
+    const dropped = this.pending.push(batch);
+    if (dropped.batches > 0) this.dropped(dropped.samples);
+    if (this.pending.rows >= this.options.batchRows && !this.failing) this.flush();
   }
 
-  /** Commits everything pending in one transaction. Returns false when the commit failed. */
+  /**
+   * Commits everything pending, in transactions of at most `batchRows` rows. Returns false when a
+   * commit failed: what it held stays pending. While commits fail, the first chunk is the probe:
+   * a failing store costs one chunk's work per attempt, not the whole backlog's.
+   */
   flush(): boolean {
-    if (this.pending.length === 0) return true;
-    const batches = this.pending;
+    while (this.pending.size > 0) {
+      if (!this.commitOldest()) return false;
+    }
+    return true;
+  }
+
+  /** The timer's flush: while commits fail, attempts wait flushIntervalMs, then twice that, up to maxRetryDelayMs. */
+  private flushWhenDue(): void {
+    if (this.failing && this.clock.monotonicMs() < this.retryAtMs) return;
+    this.flush();
+  }
+
+  private commitOldest(): boolean {
+    const batches = this.pending.oldest(this.options.batchRows);
     const started = performance.now();
     let result: FlushResult;
     try {
@@ -183,26 +224,47 @@ export class StoreWriter implements Component {
     } catch (err) {
       // Series rows inserted (or updated) by the rolled-back transaction do not exist: forget them.
       this.seriesRows.clear();
-      if (!this.failing) {
-        this.log.error({ err, backlogRows: this.pendingRows, file: this.db.name }, 'store write failed; keeping the batch and retrying');
-      }
-      this.failing = true;
+      this.failed(err);
       return false;
     }
-    if (this.failing) this.log.info({ file: this.db.name }, 'store writes succeed again');
+    if (this.failing) this.log.info({ file: this.db.name, droppedSamples: this.droppedInStreak }, 'store writes succeed again');
     this.failing = false;
-    this.pending = [];
-    this.committedRows += this.pendingRows;
-    this.pendingRows = 0;
+    this.failedAttempts = 0;
+    this.droppedInStreak = 0;
+    this.pending.removeOldest(batches.length);
+    this.committedRows += batches.reduce((rows, batch) => rows + rowsOf(batch), 0);
     this.lastWriteMs = performance.now() - started;
     for (const listener of this.listeners) listener(result);
     return true;
+  }
+
+  private failed(err: unknown): void {
+    if (!this.failing) {
+      this.log.error({ err, backlogRows: this.pending.rows, file: this.db.name }, 'store write failed; keeping the batch and retrying');
+    }
+    this.failing = true;
+    this.failedAttempts++;
+    const delayMs = Math.min(this.options.maxRetryDelayMs, this.options.flushIntervalMs * 2 ** Math.min(this.failedAttempts - 1, 20));
+    this.retryAtMs = this.clock.monotonicMs() + delayMs;
+  }
+
+  private dropped(samples: number): void {
+    if (this.droppedInStreak === 0) {
+      this.log.warn({ file: this.db.name, heldSamplesMax: this.options.maxHeldSamples, failing: this.failing },
+        'store cannot keep up; dropping the oldest samples held (log events are kept: the tailer waits)');
+    }
+    this.droppedInStreak += samples;
+    this.droppedSamples += samples;
   }
 
   private writeAll(batches: WriteBatch[]): FlushResult {
     const events: StoredEvent[] = [];
     const samples: Sample[] = [];
     const snapshots: SnapshotRange[] = [];
+    // A read first, in a deferred transaction: when another process holds the write lock
+    // (`pgvigil silence`, a store drain), SQLite then fails the first write with SQLITE_BUSY at
+    // once instead of sleeping the connection's busy_timeout (5 s) on the event loop; the writer
+    // retries on its own schedule. A transaction that began with a write would wait (measured: 5.06 s).
     const generation = this.selectGeneration.get() as number;
     if (generation !== this.retirementGeneration) {
       this.seriesRows.clear();

@@ -14,7 +14,7 @@ import { SCHEDULER_METRICS } from '../../src/sources/poll-scheduler.js';
 import { DASHBOARDS_DIR, dashboardFiles, metricNamesIn, panelQueries } from '../helpers/dashboards.js';
 
 async function exposedMetricNames(): Promise<Set<string>> {
-  const metrics = new Metrics({ clock: new ManualClock(), sources: { tailers: () => [], collectors: () => [], writer: () => ({ failing: false, lastWriteMs: 0, committedRows: 0, backlogRows: 0 }), storeSizeBytes: () => 0, notifiers: () => [] } });
+  const metrics = new Metrics({ clock: new ManualClock(), sources: { tailers: () => [], collectors: () => [], writer: () => ({ failing: false, lastWriteMs: 0, committedRows: 0, backlogRows: 0, droppedSamples: 0 }), storeSizeBytes: () => 0, notifiers: () => [] } });
   const families = [...(await metrics.render()).matchAll(/^# TYPE (\S+) (\S+)$/gm)].flatMap(([, name, type]) =>
     type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name!]);
   return new Set([...families, ...createCollectors().flatMap((c) => c.metrics.map((m) => m.name)), ...SCHEDULER_METRICS.map((m) => m.name), ALERT_FIRING_METRIC]);
