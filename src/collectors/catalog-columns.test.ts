@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { VIEW_COLUMNS } from '../../test/fixtures/collector-rows/catalog-columns.js';
 import { INVALID_INDEXES_SQL } from './pg-invalid-indexes.js';
 import { lockWaitsSql } from './pg-lock-waits.js';
+import { LONG_TRANSACTIONS_SQL } from './pg-long-transactions.js';
 import { MAINTENANCE_SESSIONS_SQL } from './pg-maintenance-sessions.js';
 import { REPACK_LEFTOVERS_SQL } from './pg-repack-leftovers.js';
 import { replicationSlotsSql } from './pg-replication-slots.js';
@@ -44,6 +45,7 @@ const QUERIES: Array<{ name: string; sql: (major: number) => string; aliases: (m
   { name: 'pg_invalid_indexes', sql: () => INVALID_INDEXES_SQL, aliases: () => ({ p: 'pg_stat_progress_create_index', l: 'pg_locks' }) },
   { name: 'pg_stat_archiver', sql: () => ARCHIVER_SQL, aliases: () => ({ a: 'pg_stat_archiver' }) },
   { name: 'pg_stat_activity', sql: () => ACTIVITY_SQL, aliases: () => ({ a: 'pg_stat_activity' }) },
+  { name: 'pg_long_transactions', sql: () => LONG_TRANSACTIONS_SQL, aliases: () => ({ a: 'pg_stat_activity' }) },
   { name: 'pg_stat_checkpointer', sql: (major) => viewSql(PG_STAT_CHECKPOINTER, major),
     aliases: () => ({ c: 'pg_stat_checkpointer', b: 'pg_stat_bgwriter' }) },
 ];
