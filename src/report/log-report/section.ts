@@ -45,7 +45,7 @@ export interface ReportSection<State, Result> {
  */
 export type PerMinute = Record<string, Record<string, number>>;
 
-const MINUTE_MS = 60_000;
+export const MINUTE_MS = 60_000;
 
 /** Adds `amount` to `counter` in the minute of `tsMs`. */
 export function countInMinute(perMinute: PerMinute, tsMs: number, counter: string, amount = 1): void {
