@@ -13,6 +13,7 @@ import type pg from 'pg';
 import type { AnyLogEvent, EventKind, LogLevel } from '../domain/index.js';
 import { alertFromRow, type AlertRow } from '../store/alert-store.js';
 import type { SeriesView } from '../store/queries.js';
+import { MINUTE_SPAN_MS } from '../store/report-minutes.js';
 import { MAX_WINDOW_ALERTS, type StoredTransition, type StoredWindow, type WindowQuery } from '../store/store-reads.js';
 
 export interface CentralWindow {
@@ -86,9 +87,22 @@ export async function centralReportWindow(client: Queryable, window: WindowQuery
   return {
     alerts, transitions, events, eventsLeftOut: Number(counted.n) - events.length,
     series: (name) => sampled.get(name) ?? [],
-    // The forwarder does not send the log report's minute rows (docs/fleet.md).
-    reportMinutes: null,
+    reportMinutes: await centralReportMinutes(client, targets, window),
   };
+}
+
+/**
+ * The log report's stored rows of the minutes that start in the window (from the one its start
+ * falls in), as the sidecar's store hands them out: in time order, then by target, each minute's
+ * rows as written (central migration 6 keeps them as the sidecar stores them).
+ */
+async function centralReportMinutes(client: Queryable, targets: readonly string[], window: WindowQuery): Promise<Array<{ states: string }>> {
+  const { rows } = await client.query<{ states: string }>(`
+    SELECT m.states FROM pgvigil.report_minutes r CROSS JOIN LATERAL unnest(r.states) WITH ORDINALITY AS m (states, n)
+    WHERE r.target = ANY($1) AND r.ts BETWEEN $2 AND $3
+    ORDER BY r.ts, r.target, r.store_id, m.n`,
+  [targets, new Date(Math.floor(window.fromMs / MINUTE_SPAN_MS) * MINUTE_SPAN_MS), new Date(window.toMs)]);
+  return rows;
 }
 
 /** The asked-for series in the window, the latest sample of each step. */

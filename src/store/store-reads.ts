@@ -58,7 +58,7 @@ export interface StoredWindow {
   eventsLeftOut: number;
   /** One of the query's series in the window; throws TooManySeriesError as StoreReads.series does. */
   series(name: string): SeriesView[];
-  /** The log report's stored minute rows (whole minutes, from the one the window starts in); null where none are kept (the central store). */
+  /** The log report's stored minute rows (whole minutes, from the one the window starts in); null where none are kept. */
   reportMinutes: Iterable<{ states: string }> | null;
 }
 
