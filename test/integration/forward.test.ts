@@ -101,7 +101,7 @@ describe('forwarding a sidecar store to a central PostgreSQL 18', () => {
       `SELECT a.rule_id, a.state, a.evidence, t.cluster FROM pgvigil.alerts a JOIN pgvigil.targets t USING (target, store_id)`);
     expect(alert).toEqual({ rule_id: 'vacuum-held-back', state: 'firing', evidence: { eventIds: [3, 4], series: [], facts: { held_seconds: 84 } }, cluster: 'shop' });
     expect(await centralRows('SELECT to_state FROM pgvigil.alert_transitions')).toEqual([{ to_state: 'firing' }]);
-    expect(forwarder.stats.pendingRows).toEqual({ events: 0, alert_transitions: 0, alerts: 0, samples: 0 });
+    expect(forwarder.stats.pendingRows).toEqual({ events: 0, alert_transitions: 0, alerts: 0, samples: 0, report_minutes: 0 });
     expect(forwarder.stats.lagSeconds).toBe(0);
   });
 
