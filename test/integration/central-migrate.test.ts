@@ -113,6 +113,31 @@ function migrationSuite(version: PgVersion): void {
     await client.query('SELECT pgvigil.drop_partitions_before($1)', [new Date(NOW_MS - 399 * DAY_MS)]);
   });
 
+  it('upgrades a schema at migration 5: the log report minutes get partitions, prune, and the grants of alerts (migration 6)', async () => {
+    const admin = await connect();
+    await admin.query('CREATE DATABASE upgrade_from_5');
+    const client = new pg.Client({ connectionString: server.dsn('upgrade_from_5') });
+    await client.connect();
+    clients.push(client);
+    await client.query('CREATE SCHEMA pgvigil; CREATE TABLE pgvigil.schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+    for (let version = 1; version <= 5; version++) {
+      await client.query(CENTRAL_MIGRATIONS[version - 1]!);
+      await client.query('INSERT INTO pgvigil.schema_migrations (version) VALUES ($1)', [version]);
+    }
+    await client.query(`DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'forwarder_of_5') THEN CREATE ROLE forwarder_of_5; END IF; END $$;
+      GRANT SELECT, INSERT, UPDATE ON pgvigil.alerts TO forwarder_of_5`);
+
+    expect((await migrateCentral(client, NOW_MS)).applied).toEqual([6]);
+    const privileges = await client.query<{ p: string }>(`SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE']) AS p
+      WHERE has_table_privilege('forwarder_of_5', 'pgvigil.report_minutes', p)`);
+    expect(privileges.rows.map((r) => r.p)).toEqual(['SELECT', 'INSERT', 'UPDATE']);
+    const partitions = async () => (await client.query<{ name: string }>(`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+      WHERE i.inhparent = 'pgvigil.report_minutes'::regclass ORDER BY 1`)).rows.map((r) => r.name);
+    expect(await partitions()).toEqual(daysAround(NOW_MS, 1, PARTITION_DAYS_AHEAD).map((d) => `report_minutes_${partitionSuffix(d)}`));
+    expect(await dropPartitionsBefore(client, NOW_MS - DAY_MS / 4)).toContain(`report_minutes_${partitionSuffix(YESTERDAY)}`);
+    expect(await partitions()).toHaveLength(PARTITION_DAYS_AHEAD + 1);
+  });
+
   it('prune drops whole days older than the cutoff and nothing newer', async () => {
     const client = await connect();
     const dropped = await dropPartitionsBefore(client, NOW_MS - DAY_MS - DAY_MS / 4);
