@@ -231,7 +231,7 @@ function pgvigilFamilies(sources: SelfStatsSources): Family[] {
 
     { name: 'pgvigil_forward_lag_seconds', type: 'gauge', help: 'Seconds since forwarding to the central database last had nothing waiting; 0 when caught up.', labelNames: [], read: () => one(forward?.().lagSeconds) },
     {
-      name: 'pgvigil_forward_pending_rows', type: 'gauge', help: 'Rows not yet forwarded to the central database, per stream (events, alert_transitions, alerts, samples).', labelNames: ['stream'],
+      name: 'pgvigil_forward_pending_rows', type: 'gauge', help: 'Rows not yet forwarded to the central database, per stream (events, alert_transitions, alerts, samples, report_minutes: stored rows of the log report, each sent with its minute).', labelNames: ['stream'],
       read: () => Object.entries(forward?.().pendingRows ?? {}).map(([stream, n]): Reading => [{ stream }, n]),
     },
     {
