@@ -5,13 +5,15 @@
  * where the last commit left it and the store stays whole (`PRAGMA integrity_check`). Space comes
  * back: the gauge returns to 0 and every tick is stored exactly once. With `retention.max_size_mb`
  * below the filesystem's size, the store stays within its budget while ticks pour in, the oldest
- * go first and the disk never fills.
+ * go first and the disk never fills. Polling fast while the disk is full, the samples held stay
+ * within the writer's bound (the oldest dropped and counted), and so does the heap; the event loop
+ * is not held by retries (test/helpers/full-disk.ts; `npm run bench -- disk-full` for minutes).
  *
  * Needs root (mount); skipped with the reason otherwise, and failing instead under CI,
  * where .ci/run runs as root.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -20,27 +22,17 @@ import { openStore } from '../../src/store/open-store.js';
 import { usedBytes } from '../../src/store/retention.js';
 import { isCi } from '../helpers/ci.js';
 import { spawnDaemon, type DaemonProcess } from '../helpers/daemon-process.js';
+import { cannotMount, fillFilesystem, pollWhileDiskFull } from '../helpers/full-disk.js';
 import { countLogFiles, LogWorkload } from '../helpers/log-workload.js';
 import { destroyAllServers, startPrimary, type PgServer } from '../helpers/pg-harness.js';
 import { waitUntil } from '../helpers/pg-server.js';
 
 const FILESYSTEM_MB = 16;
 const WAIT_MS = 30_000;
-
-/** Why a tmpfs cannot be mounted here, or null when it can (tried once, then unmounted). */
-function cannotMount(): string | null {
-  if (process.getuid?.() !== 0) return 'mounting a small tmpfs needs root';
-  const probe = mkdtempSync(join(tmpdir(), 'pgvigil-mount-probe-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', probe], { stdio: 'pipe' });
-    execFileSync('umount', [probe], { stdio: 'pipe' });
-    return null;
-  } catch (err) {
-    return `cannot mount a tmpfs: ${(err as Error).message.split('\n')[0]}`;
-  } finally {
-    rmSync(probe, { recursive: true, force: true });
-  }
-}
+const HEAP_GROWTH_LIMIT_BYTES = 48 * 1_048_576;
+/** The writer's bound (store-writer.ts), and one pg_stat_user_tables run of 200 tables. */
+const HELD_SAMPLES_MAX = 100_000;
+const ONE_RUN_SAMPLES = 6_100;
 
 const missing = cannotMount();
 if (missing !== null && isCi()) throw new Error(`${missing}; under CI this test must run (.ci/run runs as root)`);
@@ -67,20 +59,7 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
   const store = join(mountPoint, 'pgvigil.db');
   const filler = join(mountPoint, 'filler');
 
-  /** Writes the filesystem full; returns the bytes written. */
-  function fill(): number {
-    const fd = openSync(filler, 'w');
-    const chunk = Buffer.alloc(64 * 1024, 1);
-    let written = 0;
-    try {
-      for (;;) written += writeSync(fd, chunk);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-    } finally {
-      closeSync(fd);
-    }
-    return written;
-  }
+  const fill = () => fillFilesystem(filler);
 
   function readStore() {
     return readStoreAt(store);
@@ -201,4 +180,35 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
     expect(await daemon.exit).toEqual({ code: 0, signal: null });
     daemon = null;
   }, 150_000);
+
+  it('while the disk is full and pg_stat_user_tables is polled every 250 ms, holds the samples within their bound: the oldest dropped and counted, heap flat, the event loop free', async () => {
+    const dir = join(mountPoint, 'polling');
+    mkdirSync(dir);
+    // 200 tables every 250 ms: ~24,000 samples a second, hours of default polling of this
+    // server's tables in seconds; the writer holds at most 100,000 (about 20 MB).
+    const run = await pollWhileDiskFull({ server: primary, dir, fullForMs: 10_000, pollEveryMs: 250, tables: 200, scrapeEveryMs: 500 });
+    try {
+      const mb = (bytes: number) => Math.round(bytes / 1_048_576);
+      const ms = (seconds: number) => Math.round(seconds * 1000);
+      // Each scrape's p99 covers the time since the previous refresh (1 s): the first ones still
+      // hold commits made before the disk was full.
+      const settled = run.scrapes.filter((s) => s.elapsedMs > 2_000);
+      const heapMost = Math.max(...run.scrapes.map((s) => s.heapUsedBytes));
+      const p99Most = Math.max(...settled.map((s) => s.loopP99Seconds));
+      const dropped = run.scrapes.map((s) => s.droppedSamples);
+      console.log(`polling while full: heap ${mb(run.heapBeforeBytes)} MB before, at most ${mb(heapMost)} MB;` +
+        ` loop p99 ${ms(run.loopP99BeforeSeconds)} ms before, at most ${ms(p99Most)} ms after 2 s (${run.scrapes.map((s) => ms(s.loopP99Seconds)).join(' ')});` +
+        ` dropped ${dropped.at(-1)}; backlog ${run.scrapes.map((s) => s.backlogRows).join(' ')}`);
+      expect(Math.max(...run.scrapes.map((s) => s.backlogRows))).toBeLessThanOrEqual(HELD_SAMPLES_MAX + ONE_RUN_SAMPLES);
+      expect(dropped.at(-1)).toBeGreaterThan(dropped.find((n) => n > 0)!);
+      expect(heapMost - run.heapBeforeBytes).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
+      // Under 100 ms, or within twice what this machine managed with the disk free (a loaded
+      // machine delays every tick): a writer re-running its whole backlog takes seconds.
+      expect(p99Most).toBeLessThan(Math.max(0.1, 2 * run.loopP99BeforeSeconds));
+      expect(run.output).toMatch(/"msg":"store cannot keep up; dropping the oldest samples held/);
+      expect(run.exit).toEqual({ code: 0, signal: null });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
