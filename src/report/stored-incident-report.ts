@@ -24,7 +24,7 @@ function windowQuery({ fromMs, toMs, target }: ReportWindow): WindowQuery {
 function incidentReportOf({ fromMs, toMs, target }: ReportWindow, stored: StoredWindow): IncidentReport {
   return buildIncidentReport({
     fromMs, toMs, target, alerts: stored.alerts, transitions: stored.transitions, events: stored.events,
-    ...(stored.reportMinutes === null ? {} : { logReport: mergeStoredMinutes(stored.reportMinutes, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS) }),
+    logReport: mergeStoredMinutes(stored.reportMinutes, LOG_REPORT_SECTIONS, DEFAULT_REPORT_LIMITS),
     sampled: (name) => {
       try {
         return stored.series(name);

@@ -58,8 +58,8 @@ export interface StoredWindow {
   eventsLeftOut: number;
   /** One of the query's series in the window; throws TooManySeriesError as StoreReads.series does. */
   series(name: string): SeriesView[];
-  /** The log report's stored minute rows (whole minutes, from the one the window starts in); null where none are kept. */
-  reportMinutes: Iterable<{ states: string }> | null;
+  /** The log report's stored minute rows (whole minutes, from the one the window starts in). */
+  reportMinutes: Iterable<{ states: string }>;
 }
 
 export class TooManySeriesError extends Error {
