@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- disk-full`: `pgvigil run` polling pg_stat_user_tables of 200 tables every
  * DISK_FULL_POLL_MS (default 250: ~24,000 samples a second) on a real PostgreSQL 18, its store on
- * a 16 MiB tmpfs written full for DISK_FULL_MINUTES (default 10). Prints, every
+ * a 64 MiB tmpfs written full for DISK_FULL_MINUTES (default 10). Prints, every
  * DISK_FULL_SCRAPE_SECONDS (default 15), the heap, the event-loop p99 of the last second, the
  * samples dropped and the backlog; then the heap and p99 before and at most while full. The
  * samples held must stay within the writer's bound (100,000) and the heap with them.
@@ -17,7 +17,8 @@ import { destroyAllServers, startPrimary } from '../test/helpers/pg-harness.js';
 import { envNumber } from './lib/measure.js';
 import type { Benchmark } from './run.js';
 
-const FILESYSTEM_MB = 16;
+// Room for what the store writes before the filler and for its backlog's commit after.
+const FILESYSTEM_MB = 64;
 
 async function runDiskFullBench(): Promise<void> {
   const say = (msg: string) => process.stdout.write(`${msg}\n`);

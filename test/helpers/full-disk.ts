@@ -101,8 +101,10 @@ export async function pollWhileDiskFull(o: PollingWhileFullOptions): Promise<Pol
     await waitUntil(async () => (await metric('pgvigil_store_rows_written_total')) > 1_000, 30_000, 'samples committed');
     let heapBeforeBytes = 0;
     let loopP99BeforeSeconds = 0;
+    // Half a second apart whatever scrapeEveryMs: the store grows ~1 MB a second at this rate,
+    // and what it takes of the tmpfs now is not given back when the filler is removed.
     for (let i = 0; i < 4; i++) {
-      await new Promise((resolve) => setTimeout(resolve, o.scrapeEveryMs));
+      await new Promise((resolve) => setTimeout(resolve, 500));
       const metrics = await daemon.metrics();
       heapBeforeBytes = Math.max(heapBeforeBytes, exposed(metrics, 'nodejs_heap_size_used_bytes'));
       loopP99BeforeSeconds = Math.max(loopP99BeforeSeconds, exposed(metrics, 'nodejs_eventloop_lag_p99_seconds'));
