@@ -12,7 +12,7 @@ import type { AnyLogEvent } from '../domain/index.js';
 import { readCase } from '../../test/helpers/scenarios/fixture-case.js';
 import { parseLogFile } from '../../test/helpers/scenarios/parse-log.js';
 import { ROW_SECRET } from '../../test/helpers/scenarios/row-data-in-errors.js';
-import { redactDetailOrHint, redactQuotedInput, redactRowData } from './redact-error-fields.js';
+import { redactDetailOrHint, redactMessageInput, redactQuotedInput, redactRowData } from './redact-error-fields.js';
 import { redactEvent } from './redact.js';
 
 describe('redactRowData', () => {
@@ -101,5 +101,20 @@ describe.each(fs.readdirSync(FIXTURES).sort())('a real server\'s errors quoting 
     expect(detailsOf('invalid input syntax for type json')).toMatchObject({ detail: 'Token "?" is invalid.', context: 'JSON data, line ?: ?' });
     expect(detailsOf('payment refused')).toMatchObject({ detail: '?', hint: '?', context: expect.stringMatching(/PL\/pgSQL function inline_code_block line \? at RAISE/) });
     expect(detailsOf('duplicate key value violates unique constraint "rd_users_pkey"')).toMatchObject({ context: expect.stringContaining('SQL statement "INSERT INTO rd_users VALUES (?, ?, ?)"') });
+  });
+});
+
+describe('redactMessageInput', () => {
+  const error = (sqlstate: string | null) => ({ kind: 'generic' as const, level: 'ERROR' as const, sqlstate });
+  it('replaces the input a message quotes at its end, in any language\'s quotes', () => {
+    expect(redactMessageInput('invalid input syntax for type integer: "4111 1111"', error(null))).toBe('invalid input syntax for type integer: "?"');
+    expect(redactMessageInput('ungültige Eingabesyntax für Typ integer: »4111 1111«', error('22P02'))).toBe('ungültige Eingabesyntax für Typ integer: "?"');
+    expect(redactMessageInput('syntaxe en entrée invalide pour le type integer : « 4111 1111 »', error(null))).toBe('syntaxe en entrée invalide pour le type integer : "?"');
+  });
+  it('replaces every quoted part of a data exception\'s message, and keeps the names other messages quote', () => {
+    expect(redactMessageInput('value "alice@example.com" is out of range for type integer', error('22003'))).toBe('value "?" is out of range for type integer');
+    expect(redactMessageInput('relation "orders" does not exist', error('42P01'))).toBe('relation "orders" does not exist');
+    expect(redactMessageInput('relation "orders" does not exist', error(null))).toBe('relation "orders" does not exist');
+    expect(redactMessageInput('duplicate key value violates unique constraint "users_email_key"', error('23505'))).toBe('duplicate key value violates unique constraint "users_email_key"');
   });
 });

@@ -6,7 +6,8 @@
  *   `Failing row contains (?).`): redactRowData;
  * - the input a data exception (SQLSTATE class 22) quotes (DETAIL `Token "?" is invalid.`);
  * - what PL/pgSQL code composes (`RAISE ... USING DETAIL = ..., HINT = ...`): replaced whole;
- * - the input line a COPY, or the JSON text a JSON parse, quotes in CONTEXT.
+ * - the input line a COPY, or the JSON text a JSON parse, quotes in CONTEXT;
+ * - the input an error message quotes at its end (`invalid input syntax for type integer: "?"`).
  * QUERY (the internal query of a PL/pgSQL error) never reaches an event (classify/index.ts).
  * Never throws; linear in the text.
  */
@@ -74,6 +75,25 @@ export function redactDetailOrHint(text: string, event: FieldOwner): string {
   if (raisedByCode(event)) return PLACEHOLDER;
   const withoutRows = redactRowData(text, event);
   return mayBeOfClass(event, DATA_EXCEPTION_CLASS) ? withoutRows.replace(QUOTED, `"${PLACEHOLDER}"`) : withoutRows;
+}
+
+/**
+ * `...: "value"` closing a message: where an input function's error quotes what it was given
+ * (`invalid input syntax for type integer: "abc"`, `invalid input value for enum mood: "x"`,
+ * `date/time field value out of range: "..."`). Names are quoted inside a sentence (`relation
+ * "orders" does not exist`), not after its closing colon. Translations quote with their own
+ * marks (`»abc«`, `« abc »`, `“abc”`, `「abc」`).
+ */
+const QUOTED_AT_END = /(:\s*)("[^"\n]*"|»[^«\n]*«|«[^»\n]*»|“[^”\n]*”|「[^」\n]*」)\s*$/;
+
+/**
+ * An error message with the input it quotes replaced: at its end (above), and every quoted part
+ * of a data exception's (class 22, when the log carries SQLSTATEs: its quotes are input). The
+ * rest of a message is the server's sentence and the names it needs, kept for the reader.
+ */
+export function redactMessageInput(message: string, event: ErrorClassOf): string {
+  if (event.sqlstate?.startsWith(DATA_EXCEPTION_CLASS)) return message.replace(QUOTED, `"${PLACEHOLDER}"`).replace(QUOTED_AT_END, `$1"${PLACEHOLDER}"`);
+  return message.replace(QUOTED_AT_END, `$1"${PLACEHOLDER}"`);
 }
 
 /**

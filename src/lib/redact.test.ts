@@ -48,8 +48,11 @@ describe('redactEvent', () => {
     expect(redactEvent(duration, 'statements').message).toBe('duration: 1.250 ms  execute S_1: ?');
     const logged = event("statement: SELECT 'hunter2'", {});
     expect(redactEvent(logged, 'literals').message).toBe('statement: SELECT ?');
+    // A message keeps its sentence; the input it quotes goes at both levels, and stays at off.
     const error = event('invalid input syntax for type integer: "abc"', {});
-    expect(redactEvent(error, 'statements').message).toBe('invalid input syntax for type integer: "abc"');
+    expect(redactEvent(error, 'statements').message).toBe('invalid input syntax for type integer: "?"');
+    expect(redactEvent(error, 'literals').message).toBe('invalid input syntax for type integer: "?"');
+    expect(redactEvent(error, 'off').message).toBe('invalid input syntax for type integer: "abc"');
     const deadlock = event('deadlock detected', { processes: [{ pid: 1, query: "UPDATE t SET s = 'hunter2'" }, { pid: 2, query: null }] });
     expect(redactEvent(deadlock, 'literals').details).toMatchObject({ processes: [{ pid: 1, query: 'UPDATE t SET s = ?' }, { pid: 2, query: null }] });
   });

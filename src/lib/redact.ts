@@ -20,12 +20,12 @@
  * What is statement text: the STATEMENT of an entry (`details.statement`), the crash report's
  * query, a deadlock's `Process N: query`, CONTEXT (it quotes PL/pgSQL and SQL), the SQL of
  * `statement:` / `duration: ... statement|execute|parse|bind ...:` lines, and the `query` label
- * of polled sessions. Kept as written in every mode: error messages themselves (they quote
- * identifiers, and sometimes a value: `invalid input syntax for type integer: "abc"`).
+ * of polled sessions. An error message keeps its sentence and the identifiers it quotes; the
+ * input it quotes (`invalid input syntax for type integer: "?"`) is replaced at both levels.
  * Never throws; linear in the text (two passes at most, no regex over the SQL).
  */
 import type { AnyLogEvent, Sample } from '../domain/index.js';
-import { redactDetailOrHint, redactQuotedInput, redactRowData } from './redact-error-fields.js';
+import { redactDetailOrHint, redactMessageInput, redactQuotedInput, redactRowData } from './redact-error-fields.js';
 
 export const REDACT_LEVELS = ['off', 'literals', 'statements'] as const;
 export type RedactLevel = (typeof REDACT_LEVELS)[number];
@@ -203,9 +203,10 @@ function redactText(text: string | null, level: RedactLevel, quotedIdentifiers =
   return standIn ? standIn(text) : null;
 }
 
-function redactMessage(message: string, level: RedactLevel, standIn?: StatementStandIn): string {
+function redactMessage(event: AnyLogEvent, level: RedactLevel, standIn?: StatementStandIn): string {
+  const { message } = event;
   const head = STATEMENT_LINE.exec(message);
-  if (!head) return message;
+  if (!head) return redactMessageInput(message, event);
   const sql = message.slice(head[1]!.length);
   return head[1]! + (level !== 'statements' ? redactSqlLiterals(sql) : standIn ? standIn(sql) : PLACEHOLDER);
 }
@@ -230,7 +231,7 @@ export function redactEvent(event: AnyLogEvent, level: RedactLevel, standIn?: St
     details.processes = (details.processes as Array<Record<string, unknown>>).map((p) => (typeof p.query === 'string' ? { ...p, query: redactText(p.query, level, true, standIn) } : p));
   }
   // Same kind, same fields: only string values were replaced (or nulled where the type allows null).
-  return { ...event, message: redactMessage(event.message, level, standIn), details } as unknown as AnyLogEvent;
+  return { ...event, message: redactMessage(event, level, standIn), details } as unknown as AnyLogEvent;
 }
 
 const UNKNOWN_LINE = { kind: 'generic', level: 'ERROR', sqlstate: null } as const;
