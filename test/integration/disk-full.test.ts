@@ -193,15 +193,18 @@ describe.skipIf(missing !== null)(`a full disk under the store${missing === null
       // Each scrape's p99 covers the time since the previous refresh (1 s): the first ones still
       // hold commits made before the disk was full.
       const settled = run.scrapes.filter((s) => s.elapsedMs > 2_000);
-      const heapMost = Math.max(...run.scrapes.map((s) => s.heapUsedBytes));
+      // The median, not the peak: V8 lets garbage pile up between major collections (peaks of
+      // +90 MB came and went over 10 minutes of bench), while what is held raises every scrape.
+      const heaps = settled.map((s) => s.heapUsedBytes).sort((a, b) => a - b);
+      const heapMedian = heaps[Math.floor(heaps.length / 2)]!;
       const p99Most = Math.max(...settled.map((s) => s.loopP99Seconds));
       const dropped = run.scrapes.map((s) => s.droppedSamples);
-      console.log(`polling while full: heap ${mb(run.heapBeforeBytes)} MB before, at most ${mb(heapMost)} MB;` +
+      console.log(`polling while full: heap ${mb(run.heapBeforeBytes)} MB before, median ${mb(heapMedian)} MB after 2 s (${run.scrapes.map((s) => mb(s.heapUsedBytes)).join(' ')});` +
         ` loop p99 ${ms(run.loopP99BeforeSeconds)} ms before, at most ${ms(p99Most)} ms after 2 s (${run.scrapes.map((s) => ms(s.loopP99Seconds)).join(' ')});` +
         ` dropped ${dropped.at(-1)}; backlog ${run.scrapes.map((s) => s.backlogRows).join(' ')}`);
       expect(Math.max(...run.scrapes.map((s) => s.backlogRows))).toBeLessThanOrEqual(HELD_SAMPLES_MAX + ONE_RUN_SAMPLES);
       expect(dropped.at(-1)).toBeGreaterThan(dropped.find((n) => n > 0)!);
-      expect(heapMost - run.heapBeforeBytes).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
+      expect(heapMedian - run.heapBeforeBytes).toBeLessThan(HEAP_GROWTH_LIMIT_BYTES);
       // Under 100 ms, or within twice what this machine managed with the disk free (a loaded
       // machine delays every tick): a writer re-running its whole backlog takes seconds.
       expect(p99Most).toBeLessThan(Math.max(0.1, 2 * run.loopP99BeforeSeconds));
