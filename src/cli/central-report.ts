@@ -8,9 +8,10 @@ import { EXIT } from './exit-codes.js';
 import { writeReport, type ReportFormat } from './report.js';
 
 export async function runCentralReport(dsn: string, window: CentralWindow, format: ReportFormat, output: string | undefined): Promise<number> {
-  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }, central, { requireCentralSchema }, { renderIncidentReport }, { readIncidentReport }] = await Promise.all([
+  const [{ default: pg }, { conninfoToUrl }, { connectionHint, describeConnection, pgClientConfig }, central, { requireCentralSchema }, { renderIncidentReport }, { readIncidentReport }, { renderFleetSummaryText }] = await Promise.all([
     import('pg'), import('../lib/conninfo.js'), import('../lib/pg-connection.js'), import('../central/central-report.js'),
     import('../central/migrate-central.js'), import('../report/render-incident-report.js'), import('../report/stored-incident-report.js'),
+    import('../report/fleet-summary-text.js'),
   ]);
   const url = conninfoToUrl(dsn);
   if (!url.ok) {
@@ -30,7 +31,7 @@ export async function runCentralReport(dsn: string, window: CentralWindow, forma
       process.stderr.write(`pgvigil report: the window holds ${eventsLeftOut} more events than a report reads (${central.MAX_REPORT_EVENTS}); its oldest ones are left out: narrow it with --from/--to, --target or --cluster\n`);
     }
     const rendered = format === 'json' ? `${JSON.stringify({ fleet_summary: summary, ...report })}\n`
-      : format === 'text' ? `${central.renderFleetSummaryText(summary, window)}\n${renderIncidentReport(report, 'text')}`
+      : format === 'text' ? `${renderFleetSummaryText(summary, window)}\n${renderIncidentReport(report, 'text')}`
       : renderIncidentReport(report, format);
     return writeReport(rendered, output);
   } catch (err) {
