@@ -57,3 +57,13 @@ describe('temp-file-spills at its defaults (1 GB in 5 min)', () => {
     expect(transitions.map((t) => t.summary?.slice(0, 19))).toEqual(['2 temporary files, ', '3 temporary files, ', undefined]);
   });
 });
+
+describe('temp-file-spills at volume', () => {
+  it('names the largest of 200,000 files in one episode (a hash join writing batch files by the thousand)', () => {
+    const files = Array.from({ length: 200_000 }, (_, i) =>
+      eventOf('temp_file', { path: `base/pgsql_tmp/pgsql_tmp4100.${i}`, size_bytes: i === 7 ? 64 * MB : 8192, statement: REPORT }, { tsMs: at(1) + i, database: 'shop', pid: 4100 }));
+    const big = tempFileSpills({ ...DEFAULTS, minBytes: MB });
+    const [finding] = big.evaluate(new MemoryRuleView({ events: files }).at(at(1) + 200_000), at(1) + 200_000);
+    expect(finding?.evidence.facts.largest_bytes).toBe(64 * MB);
+  });
+});

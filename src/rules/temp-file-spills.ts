@@ -66,7 +66,8 @@ function finding(episode: Episode<'temp_file'>): Finding {
   const last = files.at(-1)!;
   const statement = last.details.statement;
   const totalBytes = files.reduce((sum, f) => sum + f.details.size_bytes, 0);
-  const largestBytes = Math.max(...files.map((f) => f.details.size_bytes));
+  // Not Math.max(...): an episode's files are unbounded, a spread of 100k+ arguments throws.
+  const largestBytes = files.reduce((max, f) => Math.max(max, f.details.size_bytes), 0);
   const { where, what, labels } = statementCause(episode, statement);
   return {
     dedupKey: findingKey(ID, episode.target, episode.key),
