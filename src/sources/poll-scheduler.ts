@@ -394,10 +394,13 @@ export class PollScheduler implements Component {
     // `??=` assigns it, leaving a settled promise there for good.
     if (this.mainReleased()) return Promise.resolve();
     this.probing ??= (async () => {
-      const before = this.currentStatus.server;
       try {
         const { server, timelineId, availableSlots } = await this.probe(this.mainDatabase);
         await this.refreshDatabases();
+        // Compared with the server as known now, not when the probe began: a reconnect may have
+        // found the restarted server meanwhile (a probe can wait for a connection of the budget),
+        // and it has said so; saying it again is a second "connected" for one restart.
+        const before = this.currentStatus.server;
         this.emitServer(server, availableSlots);
         if (before && (before.inRecovery !== server.inRecovery || before.startedAtMs !== server.startedAtMs)) {
           this.logConnected(server, before.startedAtMs !== server.startedAtMs);
